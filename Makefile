@@ -1,0 +1,42 @@
+# Quick start: `make run` (default benchmark) and `make test` (the whole suite).
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+# CPU build; an unpinned torch pulls several GB of CUDA wheels.
+TORCH_SPEC ?= torch==2.13.0
+
+.PHONY: run test lint typecheck venv dev clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e .
+	touch $@
+
+$(VENV)/.dev-installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e '.[dev]'
+	$(PIP) install -q '$(TORCH_SPEC)' || echo "torch not installed: torch tests will be skipped"
+	touch $(VENV)/.installed $@
+
+venv: $(VENV)/.installed
+dev: $(VENV)/.dev-installed
+
+run: $(VENV)/.installed
+	$(VENV)/bin/infermeter run
+
+lint: $(VENV)/.dev-installed
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/lint-imports
+
+typecheck: $(VENV)/.dev-installed
+	$(VENV)/bin/mypy
+
+test: $(VENV)/.dev-installed lint typecheck
+	$(VENV)/bin/python -m pytest -q
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

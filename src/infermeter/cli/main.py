@@ -1,0 +1,81 @@
+"""The ``infermeter`` command: registers every subcommand and maps errors to exit codes.
+
+Exit codes: 0 valid (or success), 1 error, 2 usage error, 3 run completed but INVALID.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+from rich.console import Console
+
+from infermeter.errors import ConfigError, InfermeterError
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_INVALID = 3
+
+app = typer.Typer(
+    name="infermeter",
+    help="Benchmark AI inference the MLPerf way, and further.",
+    no_args_is_help=False,
+    add_completion=False,
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+)
+
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+@app.callback()
+def _root() -> None:
+    """Benchmark AI inference the MLPerf way, and further.
+
+    Results are infermeter results (unverified), not MLPerf results.
+    """
+
+
+def _register() -> None:
+    # Each command module adds itself to ``app``; imported here so that
+    # ``infermeter --help`` lists them all.
+    from infermeter.cli import run as _run  # noqa: F401
+
+
+_register()
+
+
+def main() -> None:
+    """Entry point of the console script and ``python -m infermeter``."""
+    import click
+
+    debug = "--debug" in sys.argv or os.environ.get("INFERMETER_DEBUG") == "1"
+    argv = [a for a in sys.argv[1:] if a != "--debug"]
+    try:
+        result = app(args=argv, prog_name="infermeter", standalone_mode=False)
+    except InfermeterError as exc:
+        if debug:
+            raise
+        err_console.print(f"error: {exc}", markup=False)
+        sys.exit(EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_ERROR)
+    except click.exceptions.Abort:
+        err_console.print("aborted", markup=False)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        err_console.print("interrupted", markup=False)
+        sys.exit(130)
+    except Exception as exc:  # one line, never a traceback, unless --debug
+        if debug:
+            raise
+        err_console.print(
+            f"internal error: {type(exc).__name__}: {exc} "
+            "(rerun with --debug for the traceback)",
+            markup=False,
+        )
+        sys.exit(EXIT_ERROR)
+    sys.exit(result if isinstance(result, int) else EXIT_OK)
