@@ -1,0 +1,266 @@
+"""Pure parser of OpenAI-style streams: bytes -> SSE messages -> chunks -> outcome.
+
+No I/O and no HTTP library: the HTTP SUT feeds it whatever the socket gave,
+split anywhere, and asks at the end what the stream said.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from infermeter.errors import SUTProtocolError
+
+DONE = b"[DONE]"
+
+
+@dataclass(frozen=True, slots=True)
+class SSEMessage:
+    """One dispatched server-sent event: its type and its (joined) data lines."""
+
+    event: str
+    data: bytes
+
+
+class SSEDecoder:
+    """Incremental SSE decoder (WHATWG rules): feed bytes, get whole messages.
+
+    Lines end with LF, CRLF or CR, even when the CR and LF arrive in different
+    chunks; lines starting with ``:`` are comments (keep-alives).
+    """
+
+    __slots__ = ("_buf", "_data", "_event", "_skip_lf")
+
+    def __init__(self) -> None:
+        self._buf = b""
+        self._data: list[bytes] = []
+        self._event = ""
+        self._skip_lf = False
+
+    def feed(self, chunk: bytes) -> list[SSEMessage]:
+        """Consume ``chunk``; return the messages it completed (often none)."""
+        if self._skip_lf and chunk[:1] == b"\n":
+            chunk = chunk[1:]
+        self._skip_lf = False
+        if b"\r" in chunk:
+            # A CR at the very end may be the first half of a CRLF.
+            self._skip_lf = chunk.endswith(b"\r")
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        buf = self._buf + chunk if self._buf else chunk
+        lines = buf.split(b"\n")
+        self._buf = lines.pop()
+        out: list[SSEMessage] = []
+        for line in lines:
+            self._line(line, out)
+        return out
+
+    def close(self) -> list[SSEMessage]:
+        """End of stream: flush a last message even without its blank line."""
+        out: list[SSEMessage] = []
+        if self._buf:
+            self._line(self._buf, out)
+            self._buf = b""
+        self._line(b"", out)
+        return out
+
+    def _line(self, line: bytes, out: list[SSEMessage]) -> None:
+        if not line:
+            if self._data:
+                out.append(SSEMessage(self._event, b"\n".join(self._data)))
+            self._data = []
+            self._event = ""
+            return
+        if line[0] == 58:  # b":" comment / keep-alive
+            return
+        field, sep, value = line.partition(b":")
+        if sep and value[:1] == b" ":
+            value = value[1:]
+        if field == b"data":
+            self._data.append(value)
+        elif field == b"event":
+            self._event = value.decode("utf-8", "replace")
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkEvent:
+    """What one JSON chunk (or a whole non-streamed body) carried."""
+
+    text: str = ""
+    reasoning: str = ""
+    tool: str = ""
+    finish_reason: str | None = None
+    completion_tokens: int | None = None
+    error: str | None = None
+
+    @property
+    def has_fragment(self) -> bool:
+        """True when the chunk carries output: content, reasoning or a tool call."""
+        return bool(self.text or self.reasoning or self.tool)
+
+
+def parse_chunk(payload: bytes | str) -> ChunkEvent:
+    """Interpret one completions / chat-completions chunk or response body.
+
+    Raises ``SUTProtocolError`` when the payload is not a JSON object.
+    """
+    try:
+        obj = json.loads(payload)
+    except ValueError as exc:
+        raise SUTProtocolError(f"malformed stream chunk {_clip(payload)!r}") from exc
+    if not isinstance(obj, dict):
+        raise SUTProtocolError(f"stream chunk is not a JSON object: {_clip(payload)!r}")
+    return _event_of(obj)
+
+
+def _event_of(obj: dict[str, Any]) -> ChunkEvent:
+    error = _error_of(obj)
+    if error is not None:
+        return ChunkEvent(error=error)
+    text: list[str] = []
+    reasoning: list[str] = []
+    tool: list[str] = []
+    finish: str | None = None
+    for choice in obj.get("choices") or ():
+        if not isinstance(choice, dict):
+            continue
+        part = choice.get("delta") or choice.get("message")
+        if isinstance(part, dict):
+            _collect(part, text, reasoning, tool)
+        elif isinstance(choice.get("text"), str):
+            text.append(choice["text"])
+        finish = choice.get("finish_reason") or finish
+    usage = obj.get("usage")
+    tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
+    return ChunkEvent(
+        text="".join(text),
+        reasoning="".join(reasoning),
+        tool="".join(tool),
+        finish_reason=finish,
+        completion_tokens=tokens if isinstance(tokens, int) else None,
+    )
+
+
+def _collect(
+    part: dict[str, Any], text: list[str], reasoning: list[str], tool: list[str]
+) -> None:
+    content = part.get("content")
+    if isinstance(content, str):
+        text.append(content)
+    # vLLM and DeepSeek call it reasoning_content; newer servers reasoning.
+    for key in ("reasoning_content", "reasoning"):
+        value = part.get(key)
+        if isinstance(value, str):
+            reasoning.append(value)
+    for call in part.get("tool_calls") or ():
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict):
+            for key in ("name", "arguments"):
+                value = function.get(key)
+                if isinstance(value, str):
+                    tool.append(value)
+
+
+def _error_of(obj: dict[str, Any]) -> str | None:
+    error = obj.get("error")
+    if isinstance(error, dict):
+        return str(error.get("message") or error.get("type") or "error")
+    if isinstance(error, str):
+        return error
+    if obj.get("object") == "error":
+        return str(obj.get("message") or "error")
+    return None
+
+
+def _clip(payload: bytes | str, limit: int = 60) -> str:
+    text = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else payload
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+@dataclass(frozen=True, slots=True)
+class StreamOutcome:
+    """The whole answer of one request."""
+
+    text: str
+    fragments: int
+    usage_tokens: int | None
+    finish_reason: str | None
+
+
+class StreamState:
+    """Accumulates one streamed response; tells when its first token arrives.
+
+    ``feed`` returns True exactly once: on the chunk carrying the first
+    non-empty content, reasoning or tool-call fragment.
+    """
+
+    __slots__ = (
+        "_decoder",
+        "_done",
+        "_finish",
+        "_keep_text",
+        "_parts",
+        "_usage",
+        "fragments",
+    )
+
+    def __init__(self, *, keep_text: bool = True) -> None:
+        self._decoder = SSEDecoder()
+        self._keep_text = keep_text
+        self._parts: list[str] = []
+        self._usage: int | None = None
+        self._finish: str | None = None
+        self._done = False
+        self.fragments = 0
+
+    def feed(self, chunk: bytes) -> bool:
+        """Consume bytes; True when they held the first token. Raises on errors."""
+        first = False
+        for message in self._decoder.feed(chunk):
+            first = self._message(message) or first
+        return first
+
+    def finish(self) -> StreamOutcome:
+        """The stream closed: return the outcome, or raise ``SUTProtocolError``."""
+        for message in self._decoder.close():
+            self._message(message)
+        if not (self._done or self._finish or self._usage is not None):
+            raise SUTProtocolError("stream ended before [DONE]")
+        return StreamOutcome(
+            "".join(self._parts), self.fragments, self._usage, self._finish
+        )
+
+    def _message(self, message: SSEMessage) -> bool:
+        if message.data == DONE:
+            self._done = True
+            return False
+        if self._done:
+            raise SUTProtocolError("data after [DONE]")
+        event = parse_chunk(message.data)
+        if event.error is not None or message.event == "error":
+            reason = event.error or _clip(message.data)
+            raise SUTProtocolError(f"server error in stream: {reason}")
+        if event.completion_tokens is not None:
+            self._usage = event.completion_tokens
+        if event.finish_reason:
+            self._finish = event.finish_reason
+        if not event.has_fragment:
+            return False
+        if self._keep_text:
+            self._parts.append(event.text + event.reasoning + event.tool)
+        self.fragments += 1
+        return self.fragments == 1
+
+
+def parse_body(body: bytes) -> StreamOutcome:
+    """Outcome of a non-streamed response body; raises ``SUTProtocolError``."""
+    event = parse_chunk(body)
+    if event.error is not None:
+        raise SUTProtocolError(f"server error: {event.error}")
+    text = event.text + event.reasoning + event.tool
+    return StreamOutcome(
+        text,
+        1 if event.has_fragment else 0,
+        event.completion_tokens,
+        event.finish_reason,
+    )
