@@ -1,0 +1,249 @@
+"""Parse MLCommons ``summary_results.json`` files of any round into typed rows.
+
+Handles the drift of spec section 1.5: ``a#`` per node (float, int or ""),
+``Total Accelerators`` (v6.0), ``compliance`` int or string, numbers as strings,
+merged power rows, -99/-99.9 duplicates, previews and mislabelled units.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from infermeter.errors import ConfigError
+from infermeter.results.accelerators import normalise
+
+REQUIRED = ("ID", "Model", "Scenario", "Performance_Result", "Performance_Units")
+_UNITS = {
+    "tokens/s": "tokens/s",
+    "samples/s": "samples/s",
+    "queries/s": "queries/s",
+    "latency (ms)": "ms",
+}
+_ACCURACY_SUFFIX = re.compile(r"-(99(?:\.9)?)$")
+_HETERO = re.compile(r"\(x\s*(\d+)\)")
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedResult:
+    """One published result row, with its provenance."""
+
+    result_id: str
+    round: str
+    division: str
+    suite: str
+    availability: str
+    submitter: str
+    system: str
+    benchmark: str
+    scenario: str
+    value: float
+    unit: str
+    nodes: int
+    total_accelerators: int
+    accelerator_raw: str
+    accelerator: str
+    accelerator_variant: str
+    power_w: float | None = None
+    energy_mj_per_query: float | None = None
+    software: str = ""
+    inferred: bool = False
+    duplicate: bool = False
+    flags: str = ""
+    source: str = ""
+    retrieved_at: str = ""
+    details_url: str = ""
+
+    @property
+    def base_benchmark(self) -> str:
+        """The benchmark without its accuracy target: llama2-70b-99.9 -> llama2-70b."""
+        return _ACCURACY_SUFFIX.sub("", self.benchmark)
+
+    @property
+    def per_accelerator(self) -> float | None:
+        """Derived figure (not an MLPerf metric): value / total accelerators."""
+        if self.total_accelerators <= 0 or self.unit == "ms":
+            return None
+        return self.value / self.total_accelerators
+
+    @property
+    def preview(self) -> bool:
+        return self.availability.lower() == "preview"
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def load_summary_file(
+    path: str | Path, *, retrieved_at: str | None = None
+) -> list[PublishedResult]:
+    """Read and parse one summary_results.json; one-line ConfigError when it is not."""
+    file = Path(path)
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"Cannot read {str(file)!r}: {exc.strerror}.") from None
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            f"{str(file)!r} is not valid JSON ({exc}); expected an MLCommons "
+            "summary_results.json (is the download truncated?)."
+        ) from None
+    source = f"{file.name} sha256:{hashlib.sha256(raw).hexdigest()[:16]}"
+    when = retrieved_at or datetime.fromtimestamp(file.stat().st_mtime, UTC).date()
+    return parse_summary(data, source=source, retrieved_at=str(when), name=file.name)
+
+
+def parse_summary(
+    data: object, *, source: str, retrieved_at: str, name: str = "input"
+) -> list[PublishedResult]:
+    """Turn the decoded JSON array into rows, flagging duplicates and unit bugs."""
+    if not isinstance(data, list) or not data or not isinstance(data[0], dict):
+        raise ConfigError(
+            f"{name!r} is not an MLCommons summary_results.json (expected a JSON "
+            "array of result objects)."
+        )
+    for index, record in enumerate(data):
+        missing = [
+            k for k in REQUIRED if not isinstance(record, dict) or k not in record
+        ]
+        if missing:
+            raise ConfigError(
+                f"{name!r} row {index} lacks {', '.join(missing)}; not an MLCommons "
+                "summary_results.json."
+            )
+    rows = [_parse_row(r, source, retrieved_at) for r in data]
+    return _flag_units(_flag_duplicates(rows))
+
+
+def _parse_row(r: dict[str, Any], source: str, retrieved_at: str) -> PublishedResult:
+    value = _number(r["Performance_Result"])
+    if value is None:
+        raise ConfigError(
+            f"Row {r.get('ID')!r} {r.get('Model')!r} has a non-numeric "
+            f"Performance_Result {r['Performance_Result']!r}."
+        )
+    acc = normalise(str(r.get("Accelerator") or ""))
+    power, energy = _power(r)
+    return PublishedResult(
+        result_id=str(r["ID"]),
+        round=str(r.get("version") or _round_from_id(str(r["ID"]))),
+        division=str(r.get("Category") or ""),
+        suite=str(r.get("Suite") or ""),
+        availability=str(r.get("Availability") or ""),
+        submitter=str(r.get("Submitter") or ""),
+        system=str(r.get("System") or ""),
+        benchmark=str(r["Model"]),
+        scenario=str(r["Scenario"]),
+        value=value,
+        unit=_UNITS.get(str(r["Performance_Units"]).strip().lower(), "?"),
+        nodes=int(_number(r.get("Nodes")) or 1),
+        total_accelerators=_total_accelerators(r),
+        accelerator_raw=acc.raw,
+        accelerator=acc.name,
+        accelerator_variant=acc.variant,
+        power_w=power,
+        energy_mj_per_query=energy,
+        software=str(r.get("Software") or ""),
+        inferred=bool(_number(r.get("inferred")) or 0),
+        source=source,
+        retrieved_at=retrieved_at,
+        details_url=str(r.get("Details") or ""),
+    )
+
+
+def _number(value: object) -> float | None:
+    """Numbers arrive as int, float, "8", "8.0", "1,234.5" or ""; "" means none."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        text = value.strip().replace(",", "")
+        try:
+            return float(text) if text else None
+        except ValueError:
+            return None
+    return None
+
+
+def _total_accelerators(r: dict[str, Any]) -> int:
+    total = _number(r.get("Total Accelerators"))
+    if total:
+        return int(total)
+    counts = _HETERO.findall(str(r.get("Accelerator") or ""))
+    if counts:  # heterogeneous systems: "MI300X (x32), MI325X (x16)"
+        return sum(int(c) for c in counts)
+    per_node = _number(r.get("a#")) or 0.0
+    return round(per_node * (_number(r.get("Nodes")) or 1.0))
+
+
+def _power(r: dict[str, Any]) -> tuple[float | None, float | None]:
+    value = _number(r.get("Power_Result"))
+    unit = str(r.get("Power_Units") or "").lower()
+    if value is None:
+        return None, None
+    if unit == "watts":
+        return value, None
+    if unit == "millijoules":
+        return None, value
+    return None, None
+
+
+def _round_from_id(result_id: str) -> str:
+    return result_id.split("-", 1)[0] if "-" in result_id else ""
+
+
+def _flag_duplicates(rows: list[PublishedResult]) -> list[PublishedResult]:
+    """Mark a -99.9 row that repeats its -99 sibling's figure (the same run)."""
+    seen = {
+        (r.round, r.result_id, r.base_benchmark, r.scenario, r.value)
+        for r in rows
+        if r.benchmark.endswith("-99")
+    }
+    out = []
+    for r in rows:
+        key = (r.round, r.result_id, r.base_benchmark, r.scenario, r.value)
+        if r.benchmark.endswith("-99.9") and key in seen:
+            r = dataclasses.replace(r, duplicate=True)
+        out.append(r)
+    return out
+
+
+def _flag_units(rows: Iterable[PublishedResult]) -> list[PublishedResult]:
+    """Flag rows whose unit differs from the usual one of their benchmark and scenario.
+
+    LLM rows are reported in Tokens/s; a row of the same benchmark in Samples/s
+    or Queries/s is a known unit bug (spec 1.5, gotcha 4). The value is kept as
+    published; the flag keeps it out of default comparisons.
+    """
+    rows = list(rows)
+    units: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for r in rows:
+        units[(r.base_benchmark, r.scenario)].add(r.unit)
+    token_benchmarks = {b for (b, _), u in units.items() if "tokens/s" in u}
+    out = []
+    for r in rows:
+        if r.base_benchmark in token_benchmarks and r.unit in {
+            "samples/s",
+            "queries/s",
+        }:
+            note = f"unit {r.unit} on a token benchmark (likely tokens/s)"
+            r = dataclasses.replace(r, flags=_join(r.flags, note))
+        if r.unit == "?":
+            r = dataclasses.replace(r, flags=_join(r.flags, "unknown unit"))
+        out.append(r)
+    return out
+
+
+def _join(flags: str, note: str) -> str:
+    return f"{flags}; {note}" if flags else note

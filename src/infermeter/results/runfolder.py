@@ -1,0 +1,182 @@
+"""Read a run folder (run.json + records.npz) written by ``infermeter run``.
+
+Readers accept extra keys; anything missing or malformed is one ``StoreError`` line.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from infermeter.errors import StoreError
+
+RUN_JSON = "run.json"
+RECORDS = "records.npz"
+SUPPORTED_SCHEMA = 1
+RECORD_ARRAYS = (
+    "scheduled_ns",
+    "issued_ns",
+    "first_token_ns",
+    "completed_ns",
+    "sample_index",
+    "query_index",
+    "n_tokens",
+    "status",
+)
+REQUIRED_KEYS = ("run_id", "benchmark", "scenario", "verdict", "metrics")
+
+I64 = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, slots=True)
+class Records:
+    """One row per issued sample; times in ns from run start, -1 = never."""
+
+    scheduled_ns: I64
+    issued_ns: I64
+    first_token_ns: I64
+    completed_ns: I64
+    sample_index: I64
+    query_index: I64
+    n_tokens: I64
+    status: npt.NDArray[np.uint8]
+    status_reasons: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> npt.NDArray[np.bool_]:
+        """Samples that completed without error."""
+        ok: npt.NDArray[np.bool_] = (self.status == 0) & (self.completed_ns >= 0)
+        return ok
+
+    def latency_ns(self) -> I64:
+        """Latency of successful samples, counted from the scheduled time (MLPerf)."""
+        ok = self.ok
+        return (self.completed_ns[ok] - self.scheduled_ns[ok]).astype(np.int64)
+
+    def ttft_ns(self) -> I64:
+        """Time to first token of successful samples that reported one."""
+        ok = self.ok & (self.first_token_ns >= 0)
+        return (self.first_token_ns[ok] - self.scheduled_ns[ok]).astype(np.int64)
+
+    def tpot_ns(self) -> npt.NDArray[np.float64]:
+        """Time per output token after the first (samples with two or more tokens)."""
+        ok = self.ok & (self.first_token_ns >= 0) & (self.n_tokens > 1)
+        span = (self.completed_ns[ok] - self.first_token_ns[ok]).astype(np.float64)
+        return span / (self.n_tokens[ok] - 1)
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """A run folder on disk: ``meta`` is run.json as read."""
+
+    path: Path
+    meta: dict[str, Any] = field(repr=False)
+
+    @property
+    def run_id(self) -> str:
+        return str(self.meta["run_id"])
+
+    @property
+    def benchmark(self) -> str:
+        return str(self.meta["benchmark"])
+
+    @property
+    def scenario(self) -> str:
+        return str(self.meta["scenario"])
+
+    @property
+    def metrics(self) -> dict[str, Any]:
+        metrics = self.meta.get("metrics") or {}
+        return dict(metrics) if isinstance(metrics, dict) else {}
+
+    @property
+    def verdict(self) -> dict[str, Any]:
+        verdict = self.meta.get("verdict") or {}
+        return dict(verdict) if isinstance(verdict, dict) else {}
+
+    @property
+    def is_token_run(self) -> bool:
+        return "tokens_per_second" in self.metrics or "ttft_ns" in self.metrics
+
+    @cached_property
+    def records(self) -> Records:
+        """The per-sample arrays of records.npz (loaded on first use)."""
+        return read_records(self.path / RECORDS)
+
+
+def load_run(path: str | Path) -> RunFolder:
+    """Open a run folder, checking run.json and that every listed file is there."""
+    folder = Path(path)
+    if not folder.is_dir():
+        raise StoreError(
+            f"Run folder {str(folder)!r} does not exist; pass a folder "
+            "written by 'infermeter run'."
+        )
+    meta = _read_run_json(folder / RUN_JSON)
+    missing = [name for name in _listed_files(meta) if not (folder / name).exists()]
+    if missing:
+        raise StoreError(
+            f"Run folder {str(folder)!r} is missing {', '.join(missing)} "
+            "(listed in run.json); restore the files or rerun the benchmark."
+        )
+    return RunFolder(folder, meta)
+
+
+def _read_run_json(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise StoreError(
+            f"{str(path)!r} not found; is {str(path.parent)!r} a run folder?"
+        )
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise StoreError(
+            f"{str(path)!r} is not valid JSON ({exc}); the run folder "
+            "is damaged, rerun the benchmark."
+        ) from None
+    if not isinstance(meta, dict) or any(k not in meta for k in REQUIRED_KEYS):
+        raise StoreError(
+            f"{str(path)!r} is not an infermeter run.json (needs keys "
+            f"{', '.join(REQUIRED_KEYS)})."
+        )
+    version = meta.get("schema_version", SUPPORTED_SCHEMA)
+    if not isinstance(version, int) or version > SUPPORTED_SCHEMA:
+        raise StoreError(
+            f"{str(path)!r} has schema_version {version!r}; this "
+            f"infermeter reads up to {SUPPORTED_SCHEMA}, upgrade it."
+        )
+    return meta
+
+
+def _listed_files(meta: dict[str, Any]) -> list[str]:
+    files = meta.get("files") or []
+    names = [str(f) for f in files if isinstance(f, str)]
+    # records.npz is always expected, even when an older writer did not list it.
+    return names if RECORDS in names else [*names, RECORDS]
+
+
+def read_records(path: Path) -> Records:
+    """Load records.npz, turning a damaged file into one StoreError line."""
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            arrays = {name: np.asarray(npz[name]) for name in npz.files}
+    except FileNotFoundError:
+        raise StoreError(f"{str(path)!r} not found; restore it or rerun.") from None
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+        raise StoreError(f"{str(path)!r} is unreadable ({exc}); rerun.") from None
+    missing = [name for name in RECORD_ARRAYS if name not in arrays]
+    if missing:
+        raise StoreError(f"{str(path)!r} lacks arrays {', '.join(missing)}.")
+    reasons = tuple(str(r) for r in arrays.get("status_reasons", np.array([], str)))
+    return Records(
+        **{name: arrays[name].astype(np.int64) for name in RECORD_ARRAYS[:-1]},
+        status=arrays["status"].astype(np.uint8),
+        status_reasons=reasons,
+    )
