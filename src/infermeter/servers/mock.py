@@ -1,0 +1,277 @@
+"""OpenAI-compatible mock server (aiohttp): echo, max-throughput, timed and fault modes.
+
+``/v1/completions`` and ``/v1/chat/completions``, streamed (SSE) or not. Token
+timing comes from a pluggable ``TokenTiming``; faults from a ``FaultPicker``.
+``MockServer`` runs it on its own thread (tests); ``serve`` runs it in the
+foreground, optionally as several processes on one port (SO_REUSEPORT).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import socket
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+from infermeter.errors import ConfigError
+from infermeter.servers.faults import Fault, FaultConfig, FaultPicker
+from infermeter.servers.mock_stream import ParsedRequest, parse_request, respond
+from infermeter.servers.timing import (
+    Distribution,
+    DistributionTiming,
+    InstantTiming,
+    TokenTiming,
+)
+
+MODES = ("echo", "max-throughput", "timed", "faults")
+
+
+@dataclass(frozen=True, slots=True)
+class MockConfig:
+    """Everything that defines a mock server; plain data, so worker processes get it.
+
+    ``ttft``, ``itl`` and ``output_tokens`` are ``Distribution`` specs (seconds,
+    seconds, tokens) used by ``timed`` and ``faults`` modes.
+    """
+
+    mode: str = "max-throughput"
+    model: str = "mock-model"
+    ttft: str = "const:0.05"
+    itl: str = "const:0.01"
+    output_tokens: str | None = None
+    faults: FaultConfig = field(default_factory=FaultConfig)
+    seed: int = 0
+
+    def validate(self) -> None:
+        if self.mode not in MODES:
+            raise ConfigError(
+                f"Unknown mock mode {self.mode!r}. Known modes: {', '.join(MODES)}"
+            )
+        self.faults.validate()
+        for spec in (self.ttft, self.itl, self.output_tokens):
+            if spec is not None:
+                Distribution.parse(spec)
+
+    def timing(self, seed_offset: int = 0) -> TokenTiming:
+        """The timing this mode uses (``timed`` and ``faults`` follow distributions)."""
+        if self.mode in ("echo", "max-throughput"):
+            return InstantTiming()
+        out = Distribution.parse(self.output_tokens) if self.output_tokens else None
+        return DistributionTiming(
+            ttft_s=Distribution.parse(self.ttft),
+            itl_s=Distribution.parse(self.itl),
+            output_tokens=out,
+            seed=self.seed + seed_offset,
+        )
+
+
+class MockApp:
+    """The request handlers and their counters."""
+
+    def __init__(
+        self,
+        config: MockConfig,
+        *,
+        timing: TokenTiming | None = None,
+        seed_offset: int = 0,
+    ) -> None:
+        config.validate()
+        self.config = config
+        self.timing = timing or config.timing(seed_offset)
+        self.picker = (
+            FaultPicker(config.faults, config.seed + seed_offset)
+            if config.mode == "faults"
+            else None
+        )
+        self.stats: Counter[str] = Counter()
+        self.in_flight = 0
+
+    def build(self) -> web.Application:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/completions", self._completions)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/health", self._health)
+        app.router.add_get("/stats", self._stats)
+        return app
+
+    async def _completions(self, request: web.Request) -> web.StreamResponse:
+        return await self._handle(request, chat=False)
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        return await self._handle(request, chat=True)
+
+    async def _handle(self, request: web.Request, *, chat: bool) -> web.StreamResponse:
+        self.stats["requests"] += 1
+        try:
+            parsed = parse_request(
+                await request.read(), chat=chat, in_flight=self.in_flight
+            )
+        except ValueError as exc:
+            self.stats["bad_request"] += 1
+            return _error(400, str(exc), "invalid_request_error")
+        fault = self.picker.pick() if self.picker else Fault.NONE
+        self.stats[f"fault_{fault.value}"] += fault is not Fault.NONE
+        if fault is Fault.ERROR:
+            return _error(
+                self.config.faults.error_status, "injected fault", "server_error"
+            )
+        self.in_flight += 1
+        try:
+            return await self._respond(request, parsed, fault)
+        finally:
+            self.in_flight -= 1
+
+    async def _respond(
+        self, request: web.Request, parsed: ParsedRequest, fault: Fault
+    ) -> web.StreamResponse:
+        plan = self.timing.plan(parsed.mock)
+        response = await respond(
+            request,
+            parsed,
+            plan,
+            fault=fault,
+            faults=self.config.faults,
+            model=self.config.model,
+            echo=self.config.mode == "echo",
+        )
+        if fault is Fault.NONE or fault is Fault.SLOW_FIRST_BYTE:
+            self.stats["completed"] += 1
+            self.stats["tokens"] += plan.n_tokens
+        return response
+
+    async def _models(self, request: web.Request) -> web.Response:
+        data = [{"id": self.config.model, "object": "model", "owned_by": "infermeter"}]
+        return web.json_response({"object": "list", "data": data})
+
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def _stats(self, request: web.Request) -> web.Response:
+        return web.json_response(dict(self.stats))
+
+
+def _error(status: int, message: str, kind: str) -> web.Response:
+    body = {"error": {"message": message, "type": kind, "code": status}}
+    return web.json_response(body, status=status)
+
+
+class MockServer:
+    """A mock server on a background thread; ``with MockServer(cfg) as url: ...``."""
+
+    def __init__(
+        self,
+        config: MockConfig | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        timing: TokenTiming | None = None,
+    ) -> None:
+        self.app = MockApp(config or MockConfig(), timing=timing)
+        self.host = host
+        self.port = port
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        """Base URL including ``/v1``."""
+        return f"http://{self.host}:{self.port}/v1"
+
+    def start(self) -> str:
+        """Start serving; return the base URL (the real port when 0 was asked)."""
+        ready = threading.Event()
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        self._thread = threading.Thread(
+            target=loop.run_forever, name="infermeter-mock", daemon=True
+        )
+        self._thread.start()
+        future = asyncio.run_coroutine_threadsafe(self._start(ready), loop)
+        future.result(timeout=30)
+        return self.url
+
+    async def _start(self, ready: threading.Event) -> None:
+        self._runner = web.AppRunner(self.app.build(), handler_cancellation=True)
+        await self._runner.setup()
+        sock = _bind(self.host, self.port, reuse_port=False)
+        self.port = int(sock.getsockname()[1])
+        await web.SockSite(self._runner, sock).start()
+        ready.set()
+
+    def stop(self) -> None:
+        """Close every connection and stop the thread (the port is kept for restart)."""
+        if self._loop is None or self._runner is None:
+            return
+        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(30)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(30)
+        self._loop.close()
+        self._loop = None
+        self._runner = None
+
+    def restart(self) -> None:
+        """Stop, then start again on the same port (a server restart mid-run)."""
+        self.stop()
+        self.app.in_flight = 0
+        self.start()
+
+    def __enter__(self) -> str:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def serve(
+    config: MockConfig, *, host: str = "127.0.0.1", port: int = 8000, workers: int = 1
+) -> None:
+    """Serve until interrupted; ``workers`` processes share the port."""
+    config.validate()
+    if workers > 1 and port == 0:
+        raise ConfigError("--workers > 1 needs a fixed --port (not 0)")
+    children = [
+        multiprocessing.get_context("spawn").Process(
+            target=_serve_one, args=(config, host, port, i, True), daemon=True
+        )
+        for i in range(1, workers)
+    ]
+    for child in children:
+        child.start()
+    try:
+        _serve_one(config, host, port, 0, workers > 1)
+    finally:
+        for child in children:
+            child.terminate()
+
+
+def _serve_one(
+    config: MockConfig, host: str, port: int, index: int, reuse: bool
+) -> None:
+    app = MockApp(config, seed_offset=index).build()
+    sock = _bind(host, port, reuse_port=reuse)
+    web.run_app(app, sock=sock, print=None, handler_cancellation=True, loop=_new_loop())
+
+
+def _bind(host: str, port: int, *, reuse_port: bool) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    return sock
+
+
+def _new_loop() -> asyncio.AbstractEventLoop:
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.new_event_loop()
+    loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()
+    return loop

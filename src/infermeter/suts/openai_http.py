@@ -1,0 +1,278 @@
+"""The OpenAI-compatible HTTP SUT: aiohttp on an event loop in its own thread.
+
+``issue_query`` hands each batch to the loop with one cross-thread call and
+returns; every sample becomes one request whose first token, completion or
+failure goes to the sink. A failed request is a failed sample, never an
+exception: the run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import resource
+import threading
+from collections import Counter
+from typing import Any
+
+import aiohttp
+import numpy as np
+
+from infermeter.clock import Clock, MonotonicClock
+from infermeter.errors import ConfigError, SUTProtocolError, SUTTimeoutError
+from infermeter.loadgen.interfaces import CompletionSink, QueryBatch
+from infermeter.suts.openai_request import ApiKey, OpenAIConfig, build_body
+from infermeter.suts.prompts import PromptSource
+from infermeter.suts.sse import StreamOutcome, StreamState, parse_body
+from infermeter.suts.token_count import FileTokenizer, TokenTally, count_tokens
+
+
+class HttpStatusError(Exception):
+    """A non-200 answer; its message is the status and the server's own words."""
+
+    def __init__(self, status: int, body: bytes) -> None:
+        text = body[:200].decode("utf-8", "replace").replace("\n", " ").strip()
+        super().__init__(f"HTTP {status}: {text}" if text else f"HTTP {status}")
+
+
+class OpenAIHttpSUT:
+    """Sends each sample to ``/v1/completions`` or ``/v1/chat/completions``.
+
+    Use as a context manager, or call ``close()``: it owns a thread.
+    """
+
+    name = "openai"
+
+    def __init__(
+        self,
+        config: OpenAIConfig,
+        prompts: PromptSource,
+        *,
+        api_key: ApiKey | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        config.validate()
+        self.config = config
+        self._prompts = prompts
+        self._key = api_key
+        self._clock = clock or MonotonicClock()
+        self._tokenizer = (
+            FileTokenizer(config.tokenizer_file) if config.tokenizer_file else None
+        )
+        self._bodies: dict[int, bytes] = {}
+        self._headers = {"Content-Type": "application/json"}
+        if api_key is not None:
+            self._headers["Authorization"] = api_key.header()
+        self.tally = TokenTally()
+        self.failures: Counter[str] = Counter()
+        self.completed = 0
+        self._sent_ids: list[int] = []
+        self._sent_ns: list[int] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._loop = _new_loop(config.use_uvloop)
+        self._session: aiohttp.ClientSession | None = None
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="infermeter-http", daemon=True
+        )
+        self._thread.start()
+        _raise_fd_limit(config.max_connections + 64)
+        asyncio.run_coroutine_threadsafe(self._open(), self._loop).result(30)
+
+    # -- SystemUnderTest -------------------------------------------------
+    def issue_query(self, batch: QueryBatch, sink: CompletionSink) -> None:
+        wants = sink.wants_data(batch.ids)
+        self._loop.call_soon_threadsafe(self._launch, batch, sink, wants)
+
+    def flush_queries(self) -> None:
+        """Nothing is held back: every sample is sent as soon as it is issued."""
+
+    # -- results ---------------------------------------------------------
+    def send_times(self) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, clock ns) of the moment each request left for the network."""
+        return (
+            np.asarray(self._sent_ids, dtype=np.int64),
+            np.asarray(self._sent_ns, dtype=np.int64),
+        )
+
+    def stats(self) -> dict[str, Any]:
+        """Counts for the run summary (no secrets)."""
+        return {
+            "requests": len(self._sent_ids),
+            "completed": self.completed,
+            "failed": sum(self.failures.values()),
+            "failure_reasons": dict(self.failures.most_common(20)),
+            "output_tokens": self.tally.as_dict(),
+        }
+
+    def close(self) -> None:
+        """Cancel what is in flight, close the connections, stop the thread."""
+        if not self._loop.is_running():
+            return
+        with contextlib.suppress(TimeoutError):
+            asyncio.run_coroutine_threadsafe(self._close(), self._loop).result(30)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(30)
+        self._loop.close()
+
+    def __enter__(self) -> OpenAIHttpSUT:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- on the loop -----------------------------------------------------
+    async def _open(self) -> None:
+        t = self.config.timeouts
+        connector = aiohttp.TCPConnector(
+            limit=self.config.max_connections, limit_per_host=0, ttl_dns_cache=300
+        )
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=t.connect_s or None),
+            read_bufsize=self.config.read_bufsize,
+            cookie_jar=aiohttp.DummyCookieJar(),
+        )
+
+    async def _close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._session is not None:
+            await self._session.close()
+
+    def _launch(self, batch: QueryBatch, sink: CompletionSink, wants: Any) -> None:
+        loop = self._loop
+        keep = self._tokenizer is not None
+        for sid, index, want in zip(
+            batch.ids.tolist(),
+            batch.sample_indices.tolist(),
+            wants.tolist(),
+            strict=True,
+        ):
+            task = loop.create_task(self._request(sid, index, sink, want or keep, want))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _request(
+        self, sid: int, index: int, sink: CompletionSink, keep: bool, want: bool
+    ) -> None:
+        ids = np.array([sid], dtype=np.int64)
+        self._sent_ids.append(sid)
+        self._sent_ns.append(self._clock.now_ns())
+        try:
+            outcome = await self._exchange(index, sink, ids, keep)
+            if outcome.fragments == 0:
+                raise SUTProtocolError("empty response: no output tokens")
+        except asyncio.CancelledError:
+            sink.fail(ids, "cancelled: the SUT was closed")
+            raise
+        except Exception as exc:  # every failure is the sample's, not the run's
+            self._fail(ids, _reason(exc), sink)
+            return
+        n_tokens = count_tokens(outcome, self._tokenizer, self.tally)
+        self.completed += 1
+        data = [outcome.text.encode()] if want else None
+        sink.complete(ids, n_tokens=n_tokens, data=data)
+
+    def _fail(self, ids: np.ndarray, reason: str, sink: CompletionSink) -> None:
+        if self._key is not None:
+            reason = self._key.redact(reason)
+        self.failures[reason] += 1
+        sink.fail(ids, reason)
+
+    async def _exchange(
+        self, index: int, sink: CompletionSink, ids: np.ndarray, keep: bool
+    ) -> StreamOutcome:
+        body = self._body(index)
+        loop = asyncio.get_running_loop()
+        t = self.config.timeouts
+        start = loop.time()
+        total = start + t.total_s if t.total_s else None
+        first = start + t.first_token_s if t.first_token_s else None
+        state = StreamState(keep_text=keep)
+        try:
+            async with asyncio.timeout_at(_earliest(first, total)) as scope:
+                return await self._post(body, sink, ids, state, scope, total)
+        except TimeoutError:
+            if state.fragments == 0 and first is not None:
+                raise SUTTimeoutError(
+                    f"timeout: no first token within {t.first_token_s:g} s"
+                ) from None
+            raise SUTTimeoutError(
+                f"timeout: request took over {t.total_s:g} s"
+            ) from None
+
+    async def _post(
+        self,
+        body: bytes,
+        sink: CompletionSink,
+        ids: np.ndarray,
+        state: StreamState,
+        scope: asyncio.Timeout,
+        total: float | None,
+    ) -> StreamOutcome:
+        assert self._session is not None
+        url = self.config.endpoint
+        async with self._session.post(url, data=body, headers=self._headers) as resp:
+            if resp.status != 200:
+                raise HttpStatusError(resp.status, await resp.read())
+            if not self.config.stream:
+                outcome = parse_body(await resp.read())
+                sink.first_token(ids)
+                return outcome
+            async for chunk in resp.content.iter_any():
+                if state.feed(chunk):
+                    sink.first_token(ids)
+                    scope.reschedule(total)
+            return state.finish()
+
+    def _body(self, index: int) -> bytes:
+        body = self._bodies.get(index)
+        if body is None:
+            body = build_body(self.config, self._prompts.prompt(index))
+            self._bodies[index] = body
+        return body
+
+
+def _reason(exc: BaseException) -> str:
+    """One short line saying why a request failed."""
+    if isinstance(
+        exc, HttpStatusError | SUTProtocolError | SUTTimeoutError | ConfigError
+    ):
+        text = str(exc)
+    elif isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError):
+        text = f"connection reset mid-response: {type(exc).__name__}"
+    elif isinstance(exc, aiohttp.ClientConnectorError):
+        text = f"cannot connect: {exc.os_error.strerror or exc.os_error}"
+    elif isinstance(exc, aiohttp.ClientError | OSError):
+        text = f"connection error: {type(exc).__name__}: {exc}"
+    else:
+        text = f"client error: {type(exc).__name__}: {exc}"
+    return text.replace("\n", " ")[:300]
+
+
+def _earliest(a: float | None, b: float | None) -> float | None:
+    if a is None:
+        return b
+    return a if b is None else min(a, b)
+
+
+def _new_loop(use_uvloop: bool) -> asyncio.AbstractEventLoop:
+    if use_uvloop:
+        try:
+            import uvloop
+        except ImportError:
+            pass
+        else:
+            loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()
+            return loop
+    return asyncio.new_event_loop()
+
+
+def _raise_fd_limit(wanted: int) -> None:
+    # Each connection is a file descriptor; the default soft limit is often 1024.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))

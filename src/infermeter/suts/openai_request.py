@@ -1,0 +1,165 @@
+"""Configuration of the OpenAI HTTP SUT and how it shapes each request body.
+
+The API key lives only in ``ApiKey`` (never in ``repr``, ``params()``, logs or
+errors); ``OpenAIConfig.params()`` is what may be written to a run folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from infermeter.errors import ConfigError
+from infermeter.suts.prompts import Prompt
+
+APIS = ("completions", "chat")
+
+
+class ApiKey:
+    """A secret that never prints itself."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value.strip()
+
+    @classmethod
+    def load(cls, *, env: str | None = None, file: str | None = None) -> ApiKey | None:
+        """Read the key from environment variable ``env`` or from ``file``."""
+        if env:
+            value = os.environ.get(env)
+            if not value:
+                raise ConfigError(
+                    f"Environment variable {env!r} is not set or empty; "
+                    "export it or use --api-key-file"
+                )
+            return cls(value)
+        if file:
+            try:
+                return cls(Path(file).read_text(encoding="utf-8"))
+            except OSError as exc:
+                raise ConfigError(
+                    f"Cannot read API key file {file!r}: {exc.strerror}"
+                ) from None
+        return None
+
+    def header(self) -> str:
+        return f"Bearer {self._value}"
+
+    def redact(self, text: str) -> str:
+        """``text`` with the key replaced, for anything that leaves the process."""
+        return text.replace(self._value, "***") if self._value else text
+
+    def __repr__(self) -> str:
+        return "ApiKey(***)"
+
+    __str__ = __repr__
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """Per-request limits in seconds (0 = none): connect, first token, whole request."""
+
+    connect_s: float = 10.0
+    first_token_s: float = 0.0
+    total_s: float = 600.0
+
+
+@dataclass(frozen=True, slots=True)
+class OpenAIConfig:
+    """Everything the HTTP SUT needs except the prompts and the key."""
+
+    url: str
+    model: str
+    api: str = "completions"
+    stream: bool = True
+    max_tokens: int | None = None
+    temperature: float | None = 0.0
+    ignore_eos: bool = False
+    min_tokens: bool = False
+    include_usage: bool = True
+    extra_body: dict[str, Any] = field(default_factory=dict)
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    max_connections: int = 1024
+    read_bufsize: int = 1 << 20
+    tokenizer_file: str | None = None
+    use_uvloop: bool = True
+    workers: int = 1
+
+    def validate(self) -> None:
+        if self.api not in APIS:
+            raise ConfigError(f"Unknown API {self.api!r}. Known: {', '.join(APIS)}")
+        if not self.url.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"URL {self.url!r} must start with http:// or https://, "
+                "e.g. http://127.0.0.1:8000/v1"
+            )
+        if not self.model:
+            raise ConfigError("--model is required: the model name the server serves")
+        if self.max_connections < 1 or self.workers < 1:
+            raise ConfigError(
+                f"max_connections ({self.max_connections}) and workers "
+                f"({self.workers}) must be >= 1"
+            )
+
+    @property
+    def endpoint(self) -> str:
+        """The full URL requests go to (``/v1`` + the API path unless given)."""
+        base = self.url.rstrip("/")
+        if base.endswith("/completions"):
+            return base
+        return base + ("/chat/completions" if self.api == "chat" else "/completions")
+
+    def params(self) -> dict[str, Any]:
+        """The settings as plain data for run.json (holds no secret)."""
+        return asdict(self)
+
+
+def build_body(config: OpenAIConfig, prompt: Prompt) -> bytes:
+    """The JSON request body for ``prompt`` under ``config``'s shaping rules."""
+    body: dict[str, Any] = {"model": config.model}
+    if config.api == "chat":
+        body["messages"] = _messages(prompt)
+    else:
+        body["prompt"] = _completion_prompt(prompt)
+    max_tokens = (
+        prompt.max_tokens if prompt.max_tokens is not None else config.max_tokens
+    )
+    if max_tokens is not None:
+        body["max_tokens"] = max_tokens
+        if config.min_tokens:
+            body["min_tokens"] = max_tokens
+    if config.temperature is not None:
+        body["temperature"] = config.temperature
+    if config.ignore_eos:
+        body["ignore_eos"] = True
+    if config.stream:
+        body["stream"] = True
+        if config.include_usage:
+            body["stream_options"] = {"include_usage": True}
+    body.update(config.extra_body)
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def _messages(prompt: Prompt) -> list[dict[str, str]]:
+    if prompt.messages is not None:
+        return list(prompt.messages)
+    if prompt.text is not None:
+        return [{"role": "user", "content": prompt.text}]
+    raise ConfigError(
+        "A chat request needs text or messages, but the dataset gives "
+        "token ids only; use --api completions"
+    )
+
+
+def _completion_prompt(prompt: Prompt) -> str | list[int]:
+    if prompt.token_ids is not None:
+        return [int(t) for t in prompt.token_ids]
+    if prompt.text is not None:
+        return prompt.text
+    if prompt.messages:
+        return "\n".join(m.get("content", "") for m in prompt.messages)
+    raise ConfigError("A prompt has neither text, messages nor token ids")
