@@ -42,6 +42,8 @@ def _register() -> None:
     # Each command module adds itself to ``app``; imported here so that
     # ``infermeter --help`` lists them all.
     from infermeter.cli import benchmarks as _benchmarks  # noqa: F401
+    from infermeter.cli import compare as _compare  # noqa: F401
+    from infermeter.cli import results as _results  # noqa: F401
     from infermeter.cli import run as _run  # noqa: F401
 
 

@@ -1,1 +1,1 @@
-"""Results: SQLite store of runs, published MLPerf results, compare, cost, energy, diff."""
+"""Results: the store of runs, published MLPerf results, compare, cost, energy, diff."""

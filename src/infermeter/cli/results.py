@@ -1,0 +1,139 @@
+"""``infermeter results``: the store of runs and imported published results."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from infermeter.cli.main import app
+from infermeter.results import console as view
+from infermeter.results.export import export_rows
+from infermeter.results.published import load_summary_file
+from infermeter.results.store import Store
+
+results_app = typer.Typer(
+    no_args_is_help=True,
+    help="The results store: indexed runs and imported published MLPerf results.\n\n"
+    "Examples:\n\n  infermeter results add runs/20261126T031500Z_llama2-70b_Server\n\n"
+    "  infermeter results import summary_results.json\n\n"
+    "  infermeter results list --published --benchmark llama2-70b\n\n"
+    "  infermeter results export runs.parquet",
+)
+app.add_typer(results_app, name="results")
+
+StoreOpt = Annotated[
+    Path | None, typer.Option("--store", help="Store file (default: user data dir).")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+out = Console(width=160)
+
+
+def _echo(data: object) -> None:
+    typer.echo(json.dumps(data, indent=2, default=str))
+
+
+@results_app.command("add")
+def add_command(
+    run_dir: Annotated[Path, typer.Argument(help="A run folder.")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Index a run folder in the store."""
+    with Store(store) as db:
+        row = db.index_run(run_dir)
+    _echo(row) if as_json else out.print(f"indexed {row['run_id']} in {db.path}")
+
+
+@results_app.command("import")
+def import_command(
+    file: Annotated[Path, typer.Argument(help="An MLCommons summary_results.json.")],
+    retrieved: Annotated[
+        str | None, typer.Option(help="Retrieval date (default: file date).")
+    ] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Import published results (any round); all rows or none."""
+    rows = load_summary_file(file, retrieved_at=retrieved)
+    with Store(store) as db:
+        count = db.add_published(rows, source=rows[0].source)
+    rounds = sorted({r.round for r in rows})
+    if as_json:
+        _echo({"imported": count, "rounds": rounds, "store": str(db.path)})
+    else:
+        out.print(
+            f"imported {count} published rows ({', '.join(rounds)}) into {db.path}"
+        )
+
+
+@results_app.command("list")
+def list_command(
+    published: Annotated[bool, typer.Option(help="List published rows.")] = False,
+    benchmark: Annotated[str | None, typer.Option(help="Filter.")] = None,
+    scenario: Annotated[str | None, typer.Option(help="Filter.")] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List indexed runs, or published rows with --published."""
+    with Store(store) as db:
+        if published:
+            rows = db.published(benchmark=benchmark, scenario=scenario)
+            _echo([r.as_dict() for r in rows]) if as_json else out.print(
+                view.published_table(rows)
+            )
+            return
+        runs = db.runs(benchmark=benchmark, scenario=scenario)
+    _echo(runs) if as_json else out.print(view.runs_table(runs))
+
+
+@results_app.command("show")
+def show_command(
+    run_id: Annotated[str, typer.Argument(help="Run id or a unique prefix.")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show one indexed run."""
+    with Store(store) as db:
+        row = db.run(run_id)
+    if as_json:
+        _echo(row)
+        return
+    for key, value in row.items():
+        out.print(f"[bold]{key}[/bold]: {value}", highlight=False)
+
+
+@results_app.command("rm")
+def rm_command(
+    run_id: Annotated[str | None, typer.Argument(help="Run id to drop.")] = None,
+    published_round: Annotated[
+        str | None, typer.Option(help="Drop every published row of a round.")
+    ] = None,
+    store: StoreOpt = None,
+) -> None:
+    """Drop a run from the index (its folder stays), or a published round."""
+    with Store(store) as db:
+        if published_round:
+            count = db.remove_published(published_round)
+            out.print(f"removed {count} published rows of {published_round}")
+        if run_id:
+            out.print(f"removed {db.remove_run(run_id)} from the index")
+
+
+@results_app.command("export")
+def export_command(
+    file: Annotated[Path, typer.Argument(help="Output: .csv, .json or .parquet.")],
+    published: Annotated[bool, typer.Option(help="Export published rows.")] = False,
+    fmt: Annotated[
+        str | None, typer.Option("--format", help="csv|json|parquet")
+    ] = None,
+    store: StoreOpt = None,
+) -> None:
+    """Export runs (or published rows) as CSV, JSON or Parquet."""
+    with Store(store) as db:
+        rows = [r.as_dict() for r in db.published()] if published else db.runs()
+    written = export_rows(rows, file, fmt)
+    out.print(f"wrote {len(rows)} rows to {file} ({written})")

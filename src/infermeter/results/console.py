@@ -1,0 +1,157 @@
+"""Rich tables for the results commands (store listings, compare, cost)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich.table import Table
+
+from infermeter.results.compare import Comparison
+from infermeter.results.cost import Cost
+from infermeter.results.published import PublishedResult
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def runs_table(rows: Sequence[dict[str, Any]]) -> Table:
+    table = Table(title="Indexed runs (infermeter results, unverified)")
+    for column in (
+        "run id",
+        "benchmark",
+        "scenario",
+        "SUT",
+        "verdict",
+        "tok/s",
+        "samples/s",
+        "p99 latency ms",
+    ):
+        table.add_column(column, overflow="fold")
+    for r in rows:
+        p99 = r.get("latency_p99_ns")
+        table.add_row(
+            r["run_id"],
+            r["benchmark"],
+            r["scenario"],
+            str(r.get("sut") or "-"),
+            str(r.get("verdict") or "-"),
+            _num(r.get("tokens_per_second")),
+            _num(r.get("samples_per_second"), 2),
+            _num(p99 / 1e6 if p99 is not None else None, 2),
+        )
+    return table
+
+
+def published_table(rows: Sequence[PublishedResult]) -> Table:
+    table = Table(title="Published MLPerf results (per accelerator = derived)")
+    for column in (
+        "result ID",
+        "round",
+        "division",
+        "submitter",
+        "benchmark",
+        "scenario",
+        "accelerator",
+        "#",
+        "value",
+        "unit",
+        "per acc.",
+        "flags",
+    ):
+        table.add_column(column, overflow="fold")
+    for r in rows:
+        flags = "; ".join(
+            f
+            for f in (
+                "preview" if r.preview else "",
+                "duplicate" if r.duplicate else "",
+                r.flags,
+            )
+            if f
+        )
+        table.add_row(
+            r.result_id,
+            r.round,
+            r.division,
+            r.submitter,
+            r.benchmark,
+            r.scenario,
+            r.accelerator
+            + (f" ({r.accelerator_variant})" if r.accelerator_variant else ""),
+            str(r.total_accelerators),
+            _num(r.value),
+            r.unit,
+            _num(r.per_accelerator),
+            flags,
+        )
+    return table
+
+
+def comparison_table(comparison: Comparison) -> Table:
+    run = comparison.run
+    table = Table(title=f"{run.benchmark} {run.scenario}: run vs published")
+    for column in (
+        "",
+        "system",
+        "accelerators",
+        f"value ({run.unit})",
+        "per acc. (derived)",
+        "% of published (derived)",
+        "% per acc. (derived)",
+    ):
+        table.add_column(column, overflow="fold")
+    acc = f"{run.accelerators or '?'}x {run.accelerator or 'unknown'}"
+    table.add_row(
+        f"this run ({run.label})",
+        run.run_id,
+        acc,
+        _num(run.value),
+        _num(run.per_accelerator),
+        "100 % (self)",
+        "-",
+        style="bold",
+    )
+    for row in comparison.rows:
+        p = row.published
+        table.add_row(
+            f"[{row.footnote}] {p.result_id}",
+            f"{p.submitter} {p.system}",
+            f"{p.total_accelerators}x {p.accelerator}",
+            _num(p.value),
+            _num(p.per_accelerator),
+            f"{row.pct_of_published:.1f} %",
+            "-"
+            if row.pct_per_accelerator is None
+            else f"{row.pct_per_accelerator:.1f} %",
+        )
+    return table
+
+
+def cost_table(cost: Cost) -> Table:
+    unit = cost.unit
+    table = Table(title=f"Cost (derived, not an MLPerf metric; {cost.currency})")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    offer = cost.offer
+    rows = [
+        ("price per GPU-hour", f"{cost.per_gpu_hour:,.3f}"),
+        (f"system per hour ({cost.gpus}x {offer.gpu})", f"{cost.system_per_hour:,.2f}"),
+        (f"per million {unit}", f"{cost.per_million:,.4f}"),
+        (f"{unit} per {cost.currency}", f"{cost.units_per_currency:,.0f}"),
+        (
+            "per user-hour",
+            "-"
+            if cost.per_user_hour is None
+            else f"{cost.per_user_hour:,.4f} at concurrency {cost.concurrency:,.1f}",
+        ),
+        (
+            "price",
+            f"{offer.provider} {offer.price_type}, {offer.retrieved_at}: "
+            f"{offer.source}",
+        ),
+    ]
+    for name, value in rows:
+        table.add_row(name, value)
+    return table

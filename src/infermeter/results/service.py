@@ -1,0 +1,89 @@
+"""One call per command: open what a command needs and return finished results."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from infermeter.results.compare import Comparison, compare, run_figure
+from infermeter.results.cost import (
+    Cost,
+    compute_cost,
+    load_prices,
+    measured_concurrency,
+)
+from infermeter.results.headline import headline_results
+from infermeter.results.published import PublishedResult
+from infermeter.results.runfolder import load_run
+from infermeter.results.store import Store
+
+
+def published_rows(
+    benchmark: str, scenario: str, *, store: Path | None, builtin: bool
+) -> list[PublishedResult]:
+    """Imported rows of the store; the built-in table when none (or when asked)."""
+    if not builtin:
+        with Store(store) as db:
+            rows = db.published(
+                benchmark=benchmark.removesuffix("-99.9").removesuffix("-99"),
+                scenario=scenario,
+            )
+        if rows:
+            return rows
+    return headline_results()
+
+
+@dataclass(frozen=True)
+class CompareResult:
+    comparison: Comparison
+    cost: Cost | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            **self.comparison.as_dict(),
+            "cost": self.cost.as_dict() if self.cost else None,
+        }
+
+
+def compare_run(
+    run_dir: Path,
+    *,
+    ids: Sequence[str] = (),
+    accelerator: str | None = None,
+    gpu: str | None = None,
+    gpus: int | None = None,
+    store: Path | None = None,
+    builtin: bool = False,
+    include_open: bool = False,
+    limit: int = 10,
+    prices: Path | None = None,
+    currency: str = "USD",
+    provider: str | None = None,
+) -> CompareResult:
+    """The run beside published rows, plus its cost when the GPU is known."""
+    run = load_run(run_dir)
+    figure = run_figure(run, gpu=gpu, gpus=gpus)
+    rows = published_rows(run.benchmark, run.scenario, store=store, builtin=builtin)
+    comparison = compare(
+        figure,
+        rows,
+        ids=ids,
+        accelerator=accelerator,
+        include_open=include_open,
+        limit=limit,
+    )
+    cost = None
+    if figure.accelerator and figure.unit != "ms":
+        cost = compute_cost(
+            load_prices(prices),
+            gpu=gpu or figure.accelerator,
+            gpus=figure.accelerators or 1,
+            throughput_per_s=figure.value,
+            unit="tokens" if figure.unit == "tokens/s" else "samples",
+            concurrency=measured_concurrency(run.metrics),
+            currency=currency,
+            provider=provider,
+        )
+    return CompareResult(comparison, cost)

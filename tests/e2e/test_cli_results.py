@@ -1,0 +1,159 @@
+"""``infermeter results`` and ``infermeter compare`` through the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from tests.results_fixtures import write_run
+from typer.testing import CliRunner
+
+from infermeter.cli.main import app
+from infermeter.errors import ConfigError, StoreError
+
+runner = CliRunner()
+V41_FILE = (
+    Path(__file__).resolve().parents[2]
+    / ".."
+    / "shared/data/mlperf/summary_results_v4.1.json"
+)
+
+
+def _ok(args):
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    return result.output
+
+
+def test_add_list_show_export_rm(tmp_path):
+    store = str(tmp_path / "s.sqlite")
+    run = write_run(tmp_path / "run", run_id="cli-run")
+    assert "indexed cli-run" in _ok(["results", "add", str(run), "--store", store])
+    listed = json.loads(_ok(["results", "list", "--store", store, "--json"]))
+    assert [r["run_id"] for r in listed] == ["cli-run"]
+    assert "cli-run" in _ok(["results", "list", "--store", store])
+    shown = json.loads(_ok(["results", "show", "cli", "--store", store, "--json"]))
+    assert shown["benchmark"] == "llama2-70b"
+    for ext in ("csv", "json", "parquet"):
+        target = tmp_path / f"runs.{ext}"
+        _ok(["results", "export", str(target), "--store", store])
+        assert target.stat().st_size > 0
+    assert pq.read_table(tmp_path / "runs.parquet").column("run_id").to_pylist() == [
+        "cli-run"
+    ]
+    assert "cli-run" in (tmp_path / "runs.csv").read_text()
+    _ok(["results", "rm", "cli-run", "--store", store])
+    assert json.loads(_ok(["results", "list", "--store", store, "--json"])) == []
+
+
+def test_import_v41_and_compare_against_it(tmp_path):
+    if not V41_FILE.is_file():
+        pytest.skip("shared/data/mlperf/summary_results_v4.1.json is absent")
+    store = str(tmp_path / "s.sqlite")
+    imported = json.loads(
+        _ok(["results", "import", str(V41_FILE), "--store", store, "--json"])
+    )
+    assert imported == {"imported": 937, "rounds": ["v4.1"], "store": store}
+    rows = json.loads(
+        _ok(
+            [
+                "results",
+                "list",
+                "--published",
+                "--benchmark",
+                "llama2-70b",
+                "--scenario",
+                "Offline",
+                "--store",
+                store,
+                "--json",
+            ]
+        )
+    )
+    h100 = [
+        r
+        for r in rows
+        if r["result_id"] == "v4.1-0043" and r["benchmark"].endswith("-99")
+    ]
+    assert h100[0]["value"] == 24524.9
+    run = write_run(
+        tmp_path / "run", scenario="Offline", gpu={"name": "H100 SXM", "count": 8}
+    )
+    result = json.loads(_ok(["compare", str(run), "--store", store, "--json"]))
+    assert result["run"]["label"] == "unverified infermeter result"
+    assert {r["round"] for r in result["rows"]} == {"v4.1"}
+    assert all(r["division"] == "closed" for r in result["rows"])
+    assert result["cost"]["gpu"] == "h100-sxm" and result["cost"]["derived"] is True
+    text = _ok(["compare", str(run), "--store", store, "--published", "v4.1-0043"])
+    assert "result ID v4.1-0043" in text and "not verified by MLCommons" in text
+
+
+def test_compare_uses_builtin_table_without_import(tmp_path):
+    run = write_run(tmp_path / "run", scenario="Server")
+    result = json.loads(
+        _ok(["compare", str(run), "--store", str(tmp_path / "empty.sqlite"), "--json"])
+    )
+    assert result["rows"] and result["rows"][0]["source"].startswith("built-in table")
+    assert result["cost"] is None  # no GPU known, no price
+
+
+def test_bad_inputs_raise_the_right_errors(tmp_path):
+    bad = tmp_path / "truncated.json"
+    bad.write_text('[{"ID": "v4.1-0001"')
+    store = str(tmp_path / "s.sqlite")
+    result = runner.invoke(app, ["results", "import", str(bad), "--store", store])
+    assert isinstance(result.exception, ConfigError)
+    run = write_run(tmp_path / "run")
+    (run / "records.npz").unlink()
+    result = runner.invoke(app, ["results", "add", str(run), "--store", store])
+    assert isinstance(result.exception, StoreError)
+    good = write_run(tmp_path / "good", gpu={"name": "h300", "count": 1})
+    result = runner.invoke(app, ["compare", str(good), "--store", store])
+    assert isinstance(result.exception, ConfigError)
+    assert "Unknown GPU 'H300'" in str(result.exception)
+
+
+def test_console_script_prints_one_line_errors(tmp_path):
+    bad = tmp_path / "foreign.json"
+    bad.write_text('{"hello": 1}')
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "infermeter",
+            "results",
+            "import",
+            str(bad),
+            "--store",
+            str(tmp_path / "s.sqlite"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0
+    assert "not an MLCommons summary_results.json" in proc.stderr
+    run = write_run(tmp_path / "run", gpu={"name": "h100-sxm", "count": 8})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "infermeter",
+            "compare",
+            str(run),
+            "--currency",
+            "XYZ",
+            "--store",
+            str(tmp_path / "s.sqlite"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2 and "Unknown currency 'XYZ'" in proc.stderr
+    assert "Traceback" not in proc.stderr

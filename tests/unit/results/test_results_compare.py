@@ -1,0 +1,97 @@
+"""Compare: selection, % of published, footnotes and labels; the built-in table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.results_fixtures import write_run
+
+from infermeter.results.compare import UNVERIFIED, compare, run_figure
+from infermeter.results.headline import headline_results
+from infermeter.results.published import load_summary_file
+from infermeter.results.runfolder import load_run
+
+V41_FILE = (
+    Path(__file__).resolve().parents[3]
+    / ".."
+    / "shared/data/mlperf/summary_results_v4.1.json"
+)
+
+
+def test_builtin_rows_match_the_published_file_exactly():
+    if not V41_FILE.is_file():
+        pytest.skip("shared/data/mlperf/summary_results_v4.1.json is absent")
+    published = {
+        (r.result_id, r.benchmark, r.scenario): r for r in load_summary_file(V41_FILE)
+    }
+    builtin = headline_results()
+    assert len(builtin) >= 20
+    for row in builtin:
+        twin = published[(row.result_id, row.benchmark, row.scenario)]
+        assert (row.value, row.unit, row.total_accelerators) == (
+            twin.value,
+            twin.unit,
+            twin.total_accelerators,
+        )
+        assert (row.accelerator, row.accelerator_variant, row.power_w is None) == (
+            twin.accelerator,
+            twin.accelerator_variant,
+            twin.power_w is None,
+        )
+
+
+def _figure(tmp_path, **kwargs):
+    run = load_run(write_run(tmp_path / "run", benchmark="llama2-70b", **kwargs))
+    return run, run_figure(run, gpu="h100-sxm", gpus=8)
+
+
+def test_run_beside_builtin_rows_of_the_same_benchmark_and_scenario(tmp_path):
+    run, figure = _figure(tmp_path, scenario="Offline")
+    assert figure.unit == "tokens/s" and figure.label == UNVERIFIED
+    assert figure.value == run.metrics["tokens_per_second"]
+    result = compare(figure, headline_results())
+    assert result.rows, "the built-in table has llama2-70b Offline rows"
+    top = result.rows[0]
+    assert top.published.result_id == "v4.1-0046"  # 8x H200 CTS, the fastest
+    assert top.pct_of_published == pytest.approx(figure.value / 34864.2 * 100)
+    assert top.pct_per_accelerator == pytest.approx(
+        (figure.value / 8) / (34864.2 / 8) * 100
+    )
+    assert {r.published.scenario for r in result.rows} == {"Offline"}
+    assert "result ID v4.1-0046" in result.footnotes[0]
+    assert "closed division" in result.footnotes[0]
+    assert "Retrieved 2026-11-26" in result.footnotes[0]
+    assert any("not verified by MLCommons" in n for n in result.notes)
+    assert any("derived" in n for n in result.notes)
+
+
+def test_filter_by_result_id_and_accelerator(tmp_path):
+    _, figure = _figure(tmp_path, scenario="Server")
+    only = compare(figure, headline_results(), ids=["v4.1-0043"])
+    assert [r.published.result_id for r in only.rows] == ["v4.1-0043"]
+    assert only.rows[0].published.value == 21605.8
+    h200 = compare(figure, headline_results(), accelerator="H200 SXM")
+    ids = {r.published.result_id for r in h200.rows}
+    assert ids and all(r.published.accelerator == "H200 SXM" for r in h200.rows)
+
+
+def test_previews_are_flagged_in_footnotes(tmp_path):
+    _, figure = _figure(tmp_path, scenario="Offline")
+    result = compare(figure, headline_results(), ids=["v4.1-0074"])
+    assert "(preview)" in result.footnotes[0]
+
+
+def test_no_rows_says_how_to_get_some(tmp_path):
+    run = load_run(write_run(tmp_path / "r", benchmark="whisper", scenario="Offline"))
+    result = compare(run_figure(run), headline_results())
+    assert result.rows == []
+    assert any("infermeter results import" in n for n in result.notes)
+
+
+def test_run_gpu_comes_from_run_json_environment(tmp_path):
+    run = load_run(
+        write_run(tmp_path / "r", gpu={"name": "NVIDIA H100 80GB HBM3", "count": 2})
+    )
+    figure = run_figure(run)
+    assert (figure.accelerator, figure.accelerators) == ("H100", 2)
