@@ -1,0 +1,1 @@
+"""Package data of the engine: the embedded mlperf.conf."""
