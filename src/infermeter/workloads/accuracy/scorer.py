@@ -1,0 +1,258 @@
+"""Score an accuracy log against its dataset: ``score_accuracy_log -> AccuracyReport``.
+
+Responses are decoded as the MLPerf scripts do (``np.frombuffer`` with the
+benchmark's dtype); LLM token ids are detokenised with the dataset's tokenizer,
+or read as UTF-8 text when the SUT returned text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from infermeter.errors import DatasetError
+from infermeter.workloads.accuracy import answer_match, rouge, squad, tokens, topk
+from infermeter.workloads.accuracy.log import LogEntry, read_accuracy_log
+from infermeter.workloads.accuracy.test06 import Test06Result, check_responses
+from infermeter.workloads.benchmark import Benchmark
+from infermeter.workloads.datasets.base import DatasetQSL
+from infermeter.workloads.datasets.tokenizer import Tokenizer
+
+ResponseFormat = Literal["auto", "tokens", "text"]
+ROUGE_METRICS = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+NOT_COMPUTED = {
+    "map": "needs COCO-style box evaluation",
+    "auc": "needs the Criteo click labels",
+    "dice": "needs KiTS19 segmentation masks",
+    "clip_score": "needs the CLIP model",
+    "fid": "needs the Inception model and COCO statistics",
+    "mbxp": "needs executing generated code",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class MetricResult:
+    """One metric: its value and, when the benchmark sets one, its target."""
+
+    metric: str
+    value: float | None
+    reference: float | None = None
+    lower: float | None = None
+    upper: float | None = None
+    passed: bool | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AccuracyReport:
+    """Every metric of one scored log; ``passed`` when all targets are met."""
+
+    benchmark: str
+    level: float
+    samples: int
+    metrics: tuple[MetricResult, ...]
+    test06: Test06Result | None = None
+
+    @property
+    def passed(self) -> bool:
+        targets = [
+            m for m in self.metrics if m.passed is not None or m.lower is not None
+        ]
+        return bool(targets) and all(m.passed for m in targets)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["passed"] = self.passed
+        if self.test06 is not None:
+            data["test06"]["passed"] = self.test06.passed
+        return data
+
+
+def score_accuracy_log(
+    path: str | Path,
+    benchmark: Benchmark,
+    qsl: DatasetQSL,
+    *,
+    level: float | None = None,
+    dtype: str | None = None,
+    tokenizer: Tokenizer | None = None,
+    response_format: ResponseFormat = "auto",
+) -> AccuracyReport:
+    """Score ``path`` (a run folder or an accuracy log) for ``benchmark`` on ``qsl``."""
+    entries = read_accuracy_log(path)
+    if not entries:
+        raise DatasetError(f"Accuracy log in {str(path)!r} has no entries to score.")
+    _check_same_dataset(entries, qsl)
+    level = level or benchmark.accuracy_levels[0]
+    dtype = dtype or benchmark.response_dtype
+    values, test06 = _compute(
+        entries,
+        benchmark,
+        qsl,
+        dtype=dtype,
+        tokenizer=tokenizer or qsl.tokenizer,
+        fmt=response_format,
+    )
+    metrics = _judge(values, benchmark, level)
+    return AccuracyReport(benchmark.name, level, len(entries), metrics, test06)
+
+
+def _check_same_dataset(entries: Sequence[LogEntry], qsl: DatasetQSL) -> None:
+    worst = max(e.qsl_idx for e in entries)
+    if worst >= qsl.total_sample_count or min(e.qsl_idx for e in entries) < 0:
+        raise DatasetError(
+            f"The accuracy log refers to sample {worst}, but dataset {qsl.name!r} has "
+            f"{qsl.total_sample_count} samples: the log is from another dataset."
+        )
+
+
+def _compute(
+    entries: Sequence[LogEntry],
+    bench: Benchmark,
+    qsl: DatasetQSL,
+    *,
+    dtype: str,
+    tokenizer: Tokenizer | None,
+    fmt: ResponseFormat,
+) -> tuple[dict[str, float | str], Test06Result | None]:
+    wanted = {t.metric for t in bench.accuracy}
+    if "top1" in wanted:
+        return _vision(entries, qsl, dtype), None
+    texts, counts, use_tokens = _texts(entries, dtype, tokenizer, fmt)
+    refs = [qsl.reference(e.qsl_idx) for e in entries]
+    values: dict[str, float | str] = {}
+    if "f1" in wanted:
+        truths = [r if isinstance(r, tuple) else (str(r),) for r in refs]
+        values.update(squad.squad_scores(texts, truths))
+        return values, None
+    values.update(_text_metrics(entries, qsl, texts, refs, wanted))
+    values["tokens_per_sample"] = tokens.tokens_per_sample(counts)
+    values["gen_len"] = float(tokens.gen_len(texts))
+    values["gen_num"] = float(len(texts))
+    test06 = None
+    if use_tokens:
+        eos = tokenizer.eos_id if tokenizer is not None else None
+        test06 = check_responses(entries, dtype=dtype, eos_id=eos)
+    return values, test06
+
+
+def _vision(entries: Sequence[LogEntry], qsl: DatasetQSL, dtype: str) -> dict[str, Any]:
+    preds = [e.array(dtype) for e in entries]
+    labels = [_label(qsl.reference(e.qsl_idx)) for e in entries]
+    values: dict[str, Any] = {"top1": topk.top_k(preds, labels, 1)}
+    if all(p.size >= 5 for p in preds):
+        values["top5"] = topk.top_k(preds, labels, 5)
+    return values
+
+
+def _label(reference: object) -> int:
+    if not isinstance(reference, int):
+        raise DatasetError(
+            f"Dataset reference {reference!r} is not a class label; "
+            "score this log with an image-classification dataset."
+        )
+    return reference
+
+
+def _texts(
+    entries: Sequence[LogEntry],
+    dtype: str,
+    tokenizer: Tokenizer | None,
+    fmt: ResponseFormat,
+) -> tuple[list[str], list[int], bool]:
+    use_tokens = fmt == "tokens" or (fmt == "auto" and tokenizer is not None)
+    if use_tokens and tokenizer is None:
+        raise DatasetError(
+            "Responses are token ids but no tokenizer is known; pass --tokenizer "
+            "tokenizer.json (or --response-format text if the SUT returned text)."
+        )
+    texts: list[str] = []
+    counts: list[int] = []
+    for entry in entries:
+        if use_tokens and tokenizer is not None:
+            ids = entry.array(dtype).tolist()
+            if ids and max(ids) >= tokenizer.vocab_size:
+                raise DatasetError(
+                    f"Sample {entry.qsl_idx} has token id {max(ids)}, outside "
+                    f"tokenizer {tokenizer.name!r}: the log is from another model "
+                    "or tokenizer."
+                )
+            texts.append(tokenizer.decode(ids))
+            counts.append(
+                entry.token_count if entry.token_count is not None else len(ids)
+            )
+        else:
+            text = _utf8(entry)
+            texts.append(text)
+            counts.append(entry.token_count or len(text.split()))
+    return texts, counts, use_tokens
+
+
+def _utf8(entry: LogEntry) -> str:
+    try:
+        return entry.data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DatasetError(
+            f"Response of sample {entry.qsl_idx} is not UTF-8 text; if it holds "
+            "token ids, pass --tokenizer tokenizer.json."
+        ) from None
+
+
+def _text_metrics(
+    entries: Sequence[LogEntry],
+    qsl: DatasetQSL,
+    texts: list[str],
+    refs: list[Any],
+    wanted: set[str],
+) -> dict[str, float]:
+    tasks = (
+        [qsl.sample(e.qsl_idx).task or "" for e in entries] if "gsm8k" in wanted else []
+    )
+    values: dict[str, float] = {}
+    if wanted & set(ROUGE_METRICS):
+        keep = [
+            i for i, t in enumerate(tasks or texts) if not tasks or "orca" in t.lower()
+        ]
+        values.update(
+            rouge.rouge([texts[i] for i in keep], [str(refs[i]) for i in keep])
+        )
+    if "gsm8k" in wanted:
+        keep = [i for i, t in enumerate(tasks) if "gsm8k" in t.lower()]
+        values["gsm8k"] = answer_match.exact_match(
+            [texts[i] for i in keep], [str(refs[i]) for i in keep]
+        )
+    if "exact_match" in wanted:
+        values["exact_match"] = answer_match.exact_match(texts, [str(r) for r in refs])
+    return values
+
+
+def _judge(
+    values: dict[str, Any], bench: Benchmark, level: float
+) -> tuple[MetricResult, ...]:
+    results: list[MetricResult] = []
+    for target in bench.accuracy:
+        lower, upper = target.bounds(level)
+        value = values.pop(target.metric, None)
+        if value is None:
+            note = NOT_COMPUTED.get(target.metric, "not computed by infermeter")
+            results.append(
+                MetricResult(
+                    target.metric, None, target.reference, lower, upper, False, note
+                )
+            )
+            continue
+        results.append(
+            MetricResult(
+                target.metric,
+                float(value),
+                target.reference,
+                lower,
+                upper,
+                target.passes(float(value), level),
+            )
+        )
+    for name, value in values.items():  # informative metrics without a target
+        results.append(MetricResult(name, float(value), note="informative"))
+    return tuple(results)

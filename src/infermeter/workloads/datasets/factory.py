@@ -1,0 +1,191 @@
+"""``build_qsl``: the dataset for a benchmark, from a user's file or synthetic."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from infermeter.errors import ConfigError, DatasetError
+from infermeter.workloads.benchmark import Benchmark
+from infermeter.workloads.datasets import formats, tables
+from infermeter.workloads.datasets.base import DatasetQSL, SampleSource
+from infermeter.workloads.datasets.lengths import LengthSpec, fixed
+from infermeter.workloads.datasets.synthetic import (
+    SyntheticImages,
+    SyntheticPrompts,
+    SyntheticSquad,
+)
+from infermeter.workloads.datasets.tokenizer import (
+    Tokenizer,
+    check_tokenizer_matches,
+    load_tokenizer,
+)
+
+VISION_FORMATS = ("imagenet", "openimages", "kits19")
+SYNTHETIC_TEXT_SAMPLES = 1024
+SYNTHETIC_IMAGE_SAMPLES = 128
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetOptions:
+    """How to read (or make) a dataset; every field optional."""
+
+    columns: Mapping[str, str] = field(default_factory=dict)
+    tokenizer: str | Path | None = None
+    samples: int | None = None
+    performance_sample_count: int | None = None
+    seed: int = 0
+    input_len: LengthSpec | None = None
+    output_len: LengthSpec | None = None
+    shared_prefix_tokens: int = 0
+    num_prefixes: int = 1
+    image_dir: Path | None = None
+
+
+def _pickle(path: Path, opts: DatasetOptions) -> SampleSource:
+    frame = tables.read_frame(path, "pickle")
+    return tables.FrameSource(path.name, frame, opts.columns, str(path))
+
+
+def _csv(path: Path, opts: DatasetOptions) -> SampleSource:
+    frame = tables.read_frame(path, "csv")
+    return tables.FrameSource(path.name, frame, opts.columns, str(path))
+
+
+def _parquet(path: Path, opts: DatasetOptions) -> SampleSource:
+    frame = tables.read_frame(path, "parquet")
+    return tables.FrameSource(path.name, frame, opts.columns, str(path))
+
+
+def _cnn(path: Path, opts: DatasetOptions) -> SampleSource:
+    if path.suffix in (".pkl", ".pickle"):
+        return _pickle(path, opts)  # the Llama 3.1 8B reference ships a pickle
+    return formats.cnn_dailymail(path)
+
+
+READERS: dict[str, Callable[[Path, DatasetOptions], SampleSource]] = {
+    "pickle": _pickle,
+    "openorca-pickle": _pickle,
+    "mixtral-pickle": _pickle,
+    "llama3-pickle": _pickle,
+    "deepseek-pickle": _pickle,
+    "csv": _csv,
+    "parquet": _parquet,
+    "gpt-oss-parquet": _parquet,
+    "jsonl": lambda p, o: tables.JsonlSource(p, o.columns),
+    "cnn-dailymail": _cnn,
+    "squad": lambda p, o: formats.squad(p),
+    "imagenet": lambda p, o: formats.ImageList(p, o.image_dir),
+    "sharegpt": lambda p, o: formats.sharegpt(p),
+    "multi-turn": lambda p, o: formats.multi_turn(p),
+}
+FORMATS = (*sorted(READERS), "synthetic")
+
+
+def build_qsl(
+    benchmark: Benchmark,
+    dataset_path: str | Path | None = None,
+    *,
+    fmt: str | None = None,
+    options: DatasetOptions | None = None,
+) -> DatasetQSL:
+    """The QSL for ``benchmark``: read ``dataset_path`` or, without one, synthetic."""
+    opts = options or DatasetOptions()
+    tokenizer = load_tokenizer(opts.tokenizer) if opts.tokenizer else None
+    if dataset_path is None or fmt == "synthetic":
+        source = _synthetic(benchmark, opts, tokenizer)
+    else:
+        path = Path(dataset_path)
+        if not path.exists():
+            raise DatasetError(f"Dataset file {str(path)!r} not found; check the path.")
+        name = fmt or sniff_format(path) or benchmark.dataset_format
+        reader = READERS.get(name)
+        if reader is None:
+            raise ConfigError(
+                f"Cannot read dataset format {name!r}. Known: {', '.join(FORMATS)}."
+            )
+        source = reader(path, opts)
+    perf = opts.performance_sample_count or benchmark.performance_sample_count or None
+    qsl = DatasetQSL(
+        source, performance_sample_count=perf, tokenizer=tokenizer, limit=opts.samples
+    )
+    if tokenizer is not None:
+        _check_tokenizer(qsl, tokenizer)
+    return qsl
+
+
+def _synthetic(
+    bench: Benchmark, opts: DatasetOptions, tokenizer: Tokenizer | None
+) -> SampleSource:
+    if bench.dataset_format in VISION_FORMATS:
+        return SyntheticImages(opts.samples or SYNTHETIC_IMAGE_SAMPLES, seed=opts.seed)
+    count = opts.samples or min(
+        bench.performance_sample_count or SYNTHETIC_TEXT_SAMPLES, SYNTHETIC_TEXT_SAMPLES
+    )
+    if bench.dataset_format == "squad":
+        return SyntheticSquad(count, seed=opts.seed)
+    return SyntheticPrompts(
+        count,
+        input_len=opts.input_len or fixed(bench.synthetic_input_tokens or 128),
+        output_len=opts.output_len or fixed(bench.synthetic_output_tokens or 128),
+        seed=opts.seed,
+        tokenizer=tokenizer,
+        shared_prefix_tokens=opts.shared_prefix_tokens,
+        num_prefixes=opts.num_prefixes,
+    )
+
+
+def sniff_format(path: Path) -> str | None:
+    """Guess a file's format from its name and first bytes (None: no idea)."""
+    suffix = path.suffix.lower()
+    by_suffix = {
+        ".pkl": "pickle",
+        ".pickle": "pickle",
+        ".csv": "csv",
+        ".parquet": "parquet",
+        ".txt": "imagenet",
+    }
+    if suffix in by_suffix:
+        return by_suffix[suffix]
+    if suffix == ".jsonl":
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            first = fh.readline()
+        return "multi-turn" if '"messages"' in first else "jsonl"
+    if suffix == ".json":
+        return _sniff_json(path)
+    return None
+
+
+def _sniff_json(path: Path) -> str | None:
+    data = formats.read_json(path)
+    if isinstance(data, dict) and "data" in data:
+        return "squad"
+    if isinstance(data, list) and data and isinstance(data[0], dict):
+        if "conversations" in data[0]:
+            return "sharegpt"
+        if "instruction" in data[0]:
+            return "cnn-dailymail"
+    return None
+
+
+def _check_tokenizer(qsl: DatasetQSL, tokenizer: Tokenizer) -> None:
+    first = qsl.sample(0)
+    if first.input_ids is not None and not isinstance(qsl.source, SyntheticPrompts):
+        ids = first.input_ids.tolist()
+        check_tokenizer_matches(
+            tokenizer, first.prompt or "", ids, where=f"dataset {qsl.name!r} sample 0"
+        )
+
+
+def describe(qsl: DatasetQSL) -> dict[str, object]:
+    """The run.json ``dataset`` block."""
+    return {
+        "name": qsl.name,
+        "total_sample_count": qsl.total_sample_count,
+        "performance_sample_count": qsl.performance_sample_count,
+        "tokenizer": None if qsl.tokenizer is None else qsl.tokenizer.name,
+    }
+
+
+__all__ = ["FORMATS", "DatasetOptions", "build_qsl", "describe", "sniff_format"]
