@@ -9,6 +9,7 @@ from rich.table import Table
 
 from infermeter.results.compare import Comparison
 from infermeter.results.cost import Cost
+from infermeter.results.diff import DiffResult
 from infermeter.results.published import PublishedResult
 
 
@@ -154,4 +155,26 @@ def cost_table(cost: Cost) -> Table:
     ]
     for name, value in rows:
         table.add_row(name, value)
+    return table
+
+
+def diff_table(result: DiffResult) -> Table:
+    pct = round(result.confidence * 100)
+    table = Table(
+        title=f"B = {result.run_b} vs A = {result.run_a} "
+        f"(bootstrap {pct} % intervals, threshold {result.threshold:.0%})"
+    )
+    for column in ("metric", "A", "B", "change", f"{pct} % interval", "verdict"):
+        table.add_column(column)
+    styles = {"worse": "red", "better": "green"}
+    for m in result.metrics:
+        table.add_row(
+            f"{m.name} ({m.unit})",
+            f"{m.a:,.2f}",
+            f"{m.b:,.2f}",
+            f"{m.change:+.1%}",
+            f"[{m.low:+.1%}, {m.high:+.1%}]",
+            m.verdict,
+            style=styles.get(m.verdict),
+        )
     return table
