@@ -1,0 +1,149 @@
+"""Client self-certification: was the load generator, not the server, the bottleneck?
+
+Compares each request's intended (scheduled) and actual send time, and the
+client's CPU use over the run, against bounds; a run past a bound is flagged
+client-bound with advice.
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from infermeter.loadgen.interfaces import NsArray
+
+PERCENTILES = (50.0, 90.0, 99.0, 99.9)
+
+
+@dataclass(frozen=True, slots=True)
+class CertBounds:
+    """Past these the client is called the bottleneck."""
+
+    lateness_p99_ns: int = 1_000_000
+    # One Python process uses at most one core for its own work (the GIL).
+    cpu_fraction: float = 0.9
+
+
+@dataclass(frozen=True, slots=True)
+class ClientCertification:
+    """Send lateness percentiles (ns), client CPU, and the verdict with advice."""
+
+    send_lateness_ns: dict[str, int]
+    issue_lateness_ns: dict[str, int]
+    cpu_s: float
+    wall_s: float
+    requests: int
+    client_bound: bool
+    reasons: list[str] = field(default_factory=list)
+    advice: list[str] = field(default_factory=list)
+
+    @property
+    def cpu_fraction(self) -> float:
+        return self.cpu_s / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def cpu_s_per_1000(self) -> float:
+        return 1000.0 * self.cpu_s / self.requests if self.requests else 0.0
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "send_lateness_ns": self.send_lateness_ns,
+            "issue_lateness_ns": self.issue_lateness_ns,
+            "cpu_s": round(self.cpu_s, 4),
+            "wall_s": round(self.wall_s, 4),
+            "cpu_fraction": round(self.cpu_fraction, 4),
+            "cpu_s_per_1000_requests": round(self.cpu_s_per_1000, 4),
+            "requests": self.requests,
+            "client_bound": self.client_bound,
+            "reasons": self.reasons,
+            "advice": self.advice,
+        }
+
+
+class CpuMeter:
+    """CPU seconds (user + system, this process and its waited-for children)."""
+
+    def __init__(self) -> None:
+        self.cpu_s = 0.0
+        self.wall_s = 0.0
+        self._cpu0 = 0.0
+        self._wall0 = 0.0
+
+    def __enter__(self) -> CpuMeter:
+        self._cpu0 = _cpu_now()
+        self._wall0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cpu_s = _cpu_now() - self._cpu0
+        self.wall_s = time.perf_counter() - self._wall0
+
+
+def _cpu_now() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def percentiles(values: NsArray) -> dict[str, int]:
+    """p50/p90/p99/p99.9 and max of ``values`` (ns); empty dict when none."""
+    if values.shape[0] == 0:
+        return {}
+    qs = np.percentile(values, PERCENTILES, method="higher")
+    out = {f"p{p:g}": int(q) for p, q in zip(PERCENTILES, qs, strict=True)}
+    out["max"] = int(values.max())
+    return out
+
+
+def certify(
+    *,
+    scheduled_ns: NsArray,
+    issued_ns: NsArray,
+    sent_ns: NsArray | None,
+    cpu_s: float,
+    wall_s: float,
+    bounds: CertBounds | None = None,
+    workers: int = 1,
+) -> ClientCertification:
+    """Judge the client from per-request times (absolute ns, -1 = never) and CPU."""
+    bounds = bounds or CertBounds()
+    ok = issued_ns >= 0
+    issue = percentiles(issued_ns[ok] - scheduled_ns[ok])
+    send = issue
+    if sent_ns is not None:
+        sent_ok = ok & (sent_ns >= 0)
+        send = percentiles(sent_ns[sent_ok] - scheduled_ns[sent_ok])
+    reasons: list[str] = []
+    p99 = send.get("p99", 0)
+    if p99 > bounds.lateness_p99_ns:
+        reasons.append(
+            f"send lateness p99 {p99 / 1e6:.3f} ms > "
+            f"{bounds.lateness_p99_ns / 1e6:g} ms"
+        )
+    fraction = cpu_s / wall_s if wall_s > 0 else 0.0
+    if fraction > bounds.cpu_fraction * workers:
+        reasons.append(
+            f"client CPU {fraction:.0%} of {workers} core(s) > "
+            f"{bounds.cpu_fraction:.0%}"
+        )
+    advice = (
+        [
+            "add worker processes (--workers N)",
+            "or lower the request rate / concurrency",
+        ]
+        if reasons
+        else []
+    )
+    return ClientCertification(
+        send_lateness_ns=send,
+        issue_lateness_ns=issue,
+        cpu_s=cpu_s,
+        wall_s=wall_s,
+        requests=int(ok.sum()),
+        client_bound=bool(reasons),
+        reasons=reasons,
+        advice=advice,
+    )
