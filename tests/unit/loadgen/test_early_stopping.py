@@ -71,14 +71,10 @@ def test_stream_estimate_needs_the_minimum() -> None:
 
 
 @pytest.mark.slow
-def test_stream_estimate_is_fast_for_millions() -> None:
-    import time
-
-    latencies = np.arange(5_000_000, dtype=np.int64)
-    start = time.perf_counter()
-    estimate = stream_estimate(latencies, 0.9)
-    assert time.perf_counter() - start < 5.0  # generous: a shared 2-core machine
-    assert n_fits(5_000_000, estimate.t, 0.9)
+def test_stream_estimate_for_millions_of_queries() -> None:
+    # Speed is measured by benchmarks/bench_early_stopping.py, not asserted here.
+    estimate = stream_estimate(np.arange(5_000_000, dtype=np.int64), 0.9)
+    assert estimate.ok and n_fits(5_000_000, estimate.t, 0.9)
 
 
 def n_fits(n: int, t: int, p: float) -> bool:
