@@ -74,10 +74,11 @@ class Comparison:
                 {
                     **row.published.as_dict(),
                     "per_accelerator": row.published.per_accelerator,
+                    "per_joule": row.published.per_joule,
                     "pct_of_published": row.pct_of_published,
                     "pct_per_accelerator": row.pct_per_accelerator,
                     "footnote": row.footnote,
-                    "derived": ["per_accelerator", "pct_of_published"],
+                    "derived": ["per_accelerator", "per_joule", "pct_of_published"],
                 }
                 for row in self.rows
             ],

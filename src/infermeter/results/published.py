@@ -75,6 +75,19 @@ class PublishedResult:
         return self.value / self.total_accelerators
 
     @property
+    def per_joule(self) -> float | None:
+        """Derived: tokens (or samples) per joule of whole-system AC power.
+
+        Datacenter power rows give watts (value / W); edge rows give millijoules
+        per query (1000 / mJ queries per joule).
+        """
+        if self.power_w and self.unit != "ms":
+            return self.value / self.power_w
+        if self.energy_mj_per_query:
+            return 1000.0 / self.energy_mj_per_query
+        return None
+
+    @property
     def preview(self) -> bool:
         return self.availability.lower() == "preview"
 
