@@ -13,6 +13,7 @@ import multiprocessing
 import socket
 import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from aiohttp import web
@@ -230,33 +231,46 @@ class MockServer:
 
 
 def serve(
-    config: MockConfig, *, host: str = "127.0.0.1", port: int = 8000, workers: int = 1
+    config: MockConfig,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    workers: int = 1,
+    announce: Callable[[int], None] | None = None,
 ) -> None:
-    """Serve until interrupted; ``workers`` processes share the port."""
+    """Serve until interrupted; ``workers`` processes share the port (SO_REUSEPORT).
+
+    ``announce`` gets the bound port (useful with port 0) before serving starts.
+    """
     config.validate()
     if workers > 1 and port == 0:
         raise ConfigError("--workers > 1 needs a fixed --port (not 0)")
+    sock = _bind(host, port, reuse_port=workers > 1)
     children = [
         multiprocessing.get_context("spawn").Process(
-            target=_serve_one, args=(config, host, port, i, True), daemon=True
+            target=_serve_one, args=(config, host, port, i), daemon=True
         )
         for i in range(1, workers)
     ]
     for child in children:
         child.start()
+    if announce is not None:
+        announce(int(sock.getsockname()[1]))
     try:
-        _serve_one(config, host, port, 0, workers > 1)
+        _run_app(MockApp(config), sock)
     finally:
         for child in children:
             child.terminate()
 
 
-def _serve_one(
-    config: MockConfig, host: str, port: int, index: int, reuse: bool
-) -> None:
-    app = MockApp(config, seed_offset=index).build()
-    sock = _bind(host, port, reuse_port=reuse)
-    web.run_app(app, sock=sock, print=None, handler_cancellation=True, loop=_new_loop())
+def _serve_one(config: MockConfig, host: str, port: int, index: int) -> None:
+    _run_app(MockApp(config, seed_offset=index), _bind(host, port, reuse_port=True))
+
+
+def _run_app(app: MockApp, sock: socket.socket) -> None:
+    web.run_app(
+        app.build(), sock=sock, print=None, handler_cancellation=True, loop=_new_loop()
+    )
 
 
 def _bind(host: str, port: int, *, reuse_port: bool) -> socket.socket:
@@ -265,6 +279,7 @@ def _bind(host: str, port: int, *, reuse_port: bool) -> socket.socket:
     if reuse_port:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host, port))
+    sock.listen(4096)  # listening before the port is announced: no refused connects
     return sock
 
 

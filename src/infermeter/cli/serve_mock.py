@@ -1,0 +1,82 @@
+"""``infermeter serve-mock``: an OpenAI-compatible mock server for tests."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from infermeter.cli.main import app, err_console
+from infermeter.servers.faults import FaultConfig
+from infermeter.servers.mock import MockConfig, serve
+
+Rate = Annotated[float, typer.Option(min=0.0, max=1.0)]
+
+
+@app.command("serve-mock")
+def serve_mock_command(
+    mode: Annotated[
+        str, typer.Option(help="echo | max-throughput | timed | faults")
+    ] = "max-throughput",
+    port: Annotated[int, typer.Option(help="TCP port (0 = any free port).")] = 8000,
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    model: Annotated[str, typer.Option(help="Model name to answer as.")] = "mock-model",
+    ttft: Annotated[
+        str, typer.Option(help="TTFT seconds (timed/faults).")
+    ] = "const:0.05",
+    itl: Annotated[str, typer.Option(help="Inter-token seconds.")] = "const:0.01",
+    output_tokens: Annotated[
+        str | None, typer.Option(help="Output length; default: max_tokens.")
+    ] = None,
+    error_rate: Rate = 0.0,
+    reset_rate: Rate = 0.0,
+    stall_rate: Rate = 0.0,
+    malformed_rate: Rate = 0.0,
+    slow_first_byte_rate: Rate = 0.0,
+    slow_first_byte_s: Annotated[float, typer.Option(min=0.0)] = 0.5,
+    seed: Annotated[int, typer.Option(help="Seed of timings and faults.")] = 0,
+    workers: Annotated[
+        int, typer.Option(min=1, help="Server processes sharing the port.")
+    ] = 1,
+) -> None:
+    """Serve /v1/completions and /v1/chat/completions (streamed or not) until Ctrl-C.
+
+    Modes: echo (answers the prompt's words), max-throughput (no compute: shows
+    what the client can do), timed (TTFT, inter-token gap and output length
+    drawn from distributions: const:V, exp:MEAN, uniform:LO,HI, normal:MEAN,STD,
+    lognormal:MEAN,STD), faults (timed, plus injected errors). GET /stats
+    gives the server's own counts.
+
+    Examples:
+
+      infermeter serve-mock --mode max-throughput --port 8000 --workers 2
+
+      infermeter serve-mock --mode timed --ttft normal:0.2,0.02 --itl const:0.02
+
+      infermeter serve-mock --mode faults --error-rate 0.05 --reset-rate 0.02
+    """
+    faults = FaultConfig(
+        error_rate=error_rate,
+        reset_rate=reset_rate,
+        stall_rate=stall_rate,
+        malformed_rate=malformed_rate,
+        slow_first_byte_rate=slow_first_byte_rate,
+        slow_first_byte_s=slow_first_byte_s,
+    )
+    config = MockConfig(
+        mode=mode,
+        model=model,
+        ttft=ttft,
+        itl=itl,
+        output_tokens=output_tokens,
+        faults=faults,
+        seed=seed,
+    )
+
+    def announce(bound: int) -> None:
+        err_console.print(
+            f"mock server ({mode}) on http://{host}:{bound}/v1, {workers} process(es)",
+            markup=False,
+        )
+
+    serve(config, host=host, port=port, workers=workers, announce=announce)
