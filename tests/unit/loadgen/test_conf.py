@@ -6,11 +6,14 @@ import math
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from infermeter.errors import ConfFileError, ConfigError
 from infermeter.loadgen.cnumbers import U64_MAX, strtod_full, strtoull_prefix
 from infermeter.loadgen.conf import (
     ConfFileNotFoundError,
+    _official_line,
     apply_conf,
     default_mlperf_conf_text,
     load_conf_file,
@@ -85,6 +88,49 @@ def test_strtod_full_reads_like_c(token: str, value: float) -> None:
 @pytest.mark.parametrize("token", ["1e", "1_000", "0b11", "1x", "", "0x"])
 def test_strtod_full_rejects_partial_numbers(token: str) -> None:
     assert strtod_full(token) is None
+
+
+@given(st.integers(0, U64_MAX))
+def test_decimal_integers_round_trip(n: int) -> None:
+    settings, warnings = user(f"*.*.min_query_count = {n}")
+    assert settings.min_query_count == n and warnings == []
+
+
+TOKENS = st.sampled_from(
+    [
+        "*.*.min_duration",
+        "m.Server.target_qps",
+        "=",
+        "#",
+        "#x",
+        "5",
+        "0x1F",
+        "1.5",
+        "x",
+        "a=b",
+        "=5",
+        "1e3",
+        "-2",
+    ]
+)
+
+
+@given(st.lists(TOKENS, max_size=5))
+def test_accepted_lines_are_read_by_the_official_tokenizer_too(
+    tokens: list[str],
+) -> None:
+    line = " ".join(tokens)
+    try:
+        entries = load_conf_text(line)
+    except ConfFileError:
+        return
+    official = _official_line(tokens)
+    if entries:
+        # we keep a line only when LoadGen stores exactly that one value
+        assert official == "value" and len(tokens) == 3
+        assert entries[0].value == tokens[2]
+    else:
+        assert official == "skip" and (not tokens or tokens[0].startswith("#"))
 
 
 # -- the embedded mlperf.conf -------------------------------------------------
@@ -584,3 +630,30 @@ def test_official_missing_file_is_enoent(tmp_path: Path) -> None:
     assert official["rc"] == -2
     with pytest.raises(FileNotFoundError):
         settings_from_confs("resnet50", Scenario.SERVER, user_conf_path=missing)
+
+
+def official_embedded_conf() -> str:
+    """The mlperf.conf text compiled into the wheel (a C string in the binary)."""
+    lg = pytest.importorskip("mlperf_loadgen")
+    binary = Path(str(lg.__file__)).read_bytes()
+    start = binary.find(b"# The format of this config file")
+    if start < 0:
+        pytest.skip(
+            "this mlperf_loadgen build has no recognisable embedded mlperf.conf"
+        )
+    return binary[start : binary.index(b"\0", start)].decode()
+
+
+@pytest.mark.official
+def test_the_official_mlperf_conf_passes_our_strict_parser(tmp_path: Path) -> None:
+    conf = tmp_path / "mlperf.conf"
+    conf.write_text(official_embedded_conf())
+    entries = load_conf_file(conf)
+    assert len(entries) > 100
+    for model in EMBEDDED_MODELS:
+        for scenario in Scenario:
+            theirs, warnings = settings_from_confs(
+                model, scenario, mlperf_conf_path=conf
+            )
+            ours, _ = settings_from_confs(model, scenario)
+            assert theirs == ours and warnings == []
