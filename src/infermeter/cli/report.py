@@ -1,0 +1,68 @@
+"""``infermeter report``: one self-contained HTML file for one or more runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from infermeter.cli.main import app
+from infermeter.report.html import build_report, write_report
+from infermeter.report.sweep import is_sweep
+from infermeter.results.runfolder import RunFolder, load_run
+from infermeter.results.service import compare_run
+
+
+def _extras(run: RunFolder, **options: Any) -> dict[str, Any]:
+    result = compare_run(run.path, **options)
+    cost = result.cost.as_dict() if result.cost else None
+    return {"comparison": result.comparison.as_dict(), "cost": cost}
+
+
+@app.command("report")
+def report_command(
+    paths: Annotated[list[Path], typer.Argument(help="Run folders or sweep folders.")],
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="HTML file to write.")
+    ] = None,
+    gpu: Annotated[str | None, typer.Option(help="The runs' GPU, for cost.")] = None,
+    gpus: Annotated[int | None, typer.Option(help="GPUs per run, for cost.")] = None,
+    compare: Annotated[bool, typer.Option(help="Add published rows and cost.")] = True,
+    prices: Annotated[Path | None, typer.Option(help="Your price TOML.")] = None,
+    store: Annotated[Path | None, typer.Option(help="Store file.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable.")] = False,
+) -> None:
+    """Write an HTML report that opens offline (plotly.js is embedded).
+
+    Verdict and reasons, latency CDF and histogram, TTFT/TPOT, throughput and
+    requests in flight over time, issue lateness, published rows, cost; a
+    Pareto curve for each sweep folder (sub-folders with run.json or
+    result_summary.json). Default output: report.html in the first run folder.
+
+    Examples:
+
+      infermeter report runs/my_run
+
+      infermeter report runs/a runs/b sweeps/llama -o report.html --gpu h100-sxm --gpus 8
+    """
+    sweeps = [p for p in paths if is_sweep(p)]
+    runs = [load_run(p) for p in paths if p not in sweeps]
+    options = {"gpu": gpu, "gpus": gpus, "prices": prices, "store": store}
+    extras = {r.run_id: _extras(r, **options) for r in runs} if compare else {}
+    target = output or (runs[0].path if runs else paths[0]) / "report.html"
+    write_report(build_report(runs, sweeps=sweeps, extras=extras), target)
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "report": str(target),
+                    "runs": [r.run_id for r in runs],
+                    "sweeps": [str(s) for s in sweeps],
+                }
+            )
+        )
+    else:
+        Console().print(f"wrote {target}", highlight=False)

@@ -1,0 +1,1 @@
+"""Reports: the self-contained HTML report of one or more runs."""

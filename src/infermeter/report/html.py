@@ -1,0 +1,185 @@
+"""The self-contained HTML report: jinja2 template, plotly.js embedded inline.
+
+Every string from a run (SUT names, error reasons, model responses) goes
+through jinja2 autoescaping; chart data is JSON with ``<``, ``>`` and ``&``
+escaped, so nothing in a run can close a script element.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import numpy as np
+
+from infermeter.report import charts
+from infermeter.report.model import RunLike
+from infermeter.report.sweep import sweep_points
+
+UNVERIFIED = "infermeter result (unverified): not verified by MLCommons Association"
+MAX_RESPONSES = 5
+MAX_RESPONSE_CHARS = 600
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("infermeter.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+
+
+@cache
+def _plotly_js() -> str:
+    from plotly.offline import get_plotlyjs
+
+    return str(get_plotlyjs())
+
+
+def script_json(value: object) -> str:
+    """JSON safe inside <script>: no '<', '>' or '&' survives literally."""
+    text = json.dumps(value, separators=(",", ":"), allow_nan=False, default=str)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _ms(values: np.ndarray) -> np.ndarray:
+    return values.astype(np.float64) / 1e6
+
+
+def _run_charts(run: RunLike, prefix: str) -> list[dict[str, Any]]:
+    rec = run.records
+    tokens = "tokens_per_second" in (run.meta.get("metrics") or {})
+    latency = {"latency": _ms(rec.latency_ns())}
+    figures = [
+        charts.cdf(latency, "Latency CDF", "ms"),
+        charts.histogram(latency, "Latency histogram", "ms"),
+    ]
+    if tokens:
+        figures.append(charts.histogram({"TTFT": _ms(rec.ttft_ns())}, "TTFT", "ms"))
+        figures.append(charts.histogram({"TPOT": rec.tpot_ns() / 1e6}, "TPOT", "ms"))
+    figures += [
+        charts.throughput_over_time(rec, tokens),
+        charts.in_flight_over_time(rec),
+        charts.issue_lateness(rec),
+    ]
+    return [{"id": f"{prefix}-{i}", "figure": f} for i, f in enumerate(figures)]
+
+
+def _responses(path: Path) -> list[str]:
+    """A few model responses from mlperf_log_accuracy.json, decoded from hex."""
+    try:
+        entries = json.loads((path / "mlperf_log_accuracy.json").read_text())
+    except (OSError, ValueError):
+        return []
+    out = []
+    for entry in entries[:MAX_RESPONSES] if isinstance(entries, list) else []:
+        try:
+            text = bytes.fromhex(str(entry.get("data", ""))).decode("utf-8", "replace")
+        except (ValueError, AttributeError):
+            continue
+        out.append(text[:MAX_RESPONSE_CHARS])
+    return out
+
+
+def _failures(run: RunLike) -> list[tuple[str, int]]:
+    rec = run.records
+    counts = Counter(int(s) for s in rec.status[rec.status > 0])
+    reasons = rec.status_reasons
+    return [
+        (reasons[code - 1] if code - 1 < len(reasons) else f"status {code}", n)
+        for code, n in sorted(counts.items())
+    ]
+
+
+def _metric_rows(metrics: Mapping[str, Any]) -> list[tuple[str, str]]:
+    rows = [(k, f"{v:,.3f}") for k, v in metrics.items() if isinstance(v, int | float)]
+    for block in ("latency_ns", "ttft_ns", "tpot_ns", "issue_lateness_ns"):
+        values = metrics.get(block)
+        if isinstance(values, dict) and values:
+            label = block.removesuffix("_ns")
+            text = ", ".join(f"{k} {float(v) / 1e6:,.3f}" for k, v in values.items())
+            rows.append((f"{label} (ms)", text))
+    return rows
+
+
+def _run_context(run: RunLike, index: int, extras: Mapping[str, Any]) -> dict[str, Any]:
+    meta = run.meta
+    sut = meta.get("sut") if isinstance(meta.get("sut"), dict) else {}
+    return {
+        "id": run.run_id,
+        "anchor": f"run-{index}",
+        "benchmark": meta.get("benchmark"),
+        "scenario": meta.get("scenario"),
+        "mode": meta.get("mode"),
+        "sut": f"{sut.get('kind', '')} {sut.get('name', '')}".strip() if sut else "",
+        "started_at": meta.get("started_at"),
+        "verdict": meta.get("verdict") or {},
+        "metrics": _metric_rows(meta.get("metrics") or {}),
+        "environment": meta.get("environment") or {},
+        "power": meta.get("power"),
+        "charts": _run_charts(run, f"run{index}"),
+        "failures": _failures(run),
+        "responses": _responses(run.path),
+        "comparison": extras.get("comparison"),
+        "cost": extras.get("cost"),
+    }
+
+
+def build_report(
+    runs: Sequence[RunLike],
+    *,
+    sweeps: Sequence[Path] = (),
+    extras: Mapping[str, Mapping[str, Any]] | None = None,
+    generated_at: str | None = None,
+) -> str:
+    """Render the report of ``runs`` (and Pareto curves of ``sweeps``) as HTML.
+
+    ``extras[run_id]`` may carry a ``comparison`` and a ``cost`` dict (as from
+    ``infermeter compare --json``); they are shown as given, escaped.
+    """
+    extras = extras or {}
+    contexts = [
+        _run_context(r, i, extras.get(r.run_id, {})) for i, r in enumerate(runs)
+    ]
+    paretos = [
+        {
+            "id": f"pareto-{i}",
+            "name": str(path),
+            "figure": charts.pareto(sweep_points(path), f"Pareto: {path.name}"),
+        }
+        for i, path in enumerate(sweeps)
+    ]
+    all_charts = [c for ctx in contexts for c in ctx["charts"]] + paretos
+    if len(runs) > 1:
+        overlay = {r.run_id: _ms(r.records.latency_ns()) for r in runs}
+        all_charts.append(
+            {
+                "id": "overlay",
+                "figure": charts.cdf(overlay, "Latency CDF, all runs", "ms"),
+            }
+        )
+    template = _environment().get_template("report.html.j2")
+    return template.render(
+        runs=contexts,
+        paretos=paretos,
+        overlay=len(runs) > 1,
+        charts_json=script_json(all_charts),
+        plotly_js=_plotly_js(),
+        unverified=UNVERIFIED,
+        generated_at=generated_at or datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+def write_report(html: str, path: Path) -> Path:
+    """Write via a temporary file so a failed write leaves no half report."""
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_text(html, encoding="utf-8")
+    tmp.replace(path)
+    return path

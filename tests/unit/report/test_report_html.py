@@ -1,0 +1,141 @@
+"""The HTML report: self-contained, charts present, every run string escaped."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from tests.results_fixtures import write_run
+from typer.testing import CliRunner
+
+from infermeter.cli.main import app
+from infermeter.errors import StoreError
+from infermeter.report.html import build_report, script_json
+from infermeter.report.sweep import is_sweep, sweep_points
+from infermeter.results.runfolder import load_run
+
+PAYLOAD = '<script>document.body.setAttribute("data-pwned","1")</script>'
+
+
+def _charts(html: str) -> list[dict]:
+    start = html.index('<script type="application/json" id="charts-data">')
+    body = html[start:].split(">", 1)[1].split("</script>", 1)[0]
+    return json.loads(body)
+
+
+def test_report_embeds_plotly_and_one_chart_per_view(tmp_path):
+    run = load_run(write_run(tmp_path / "r", failures=2))
+    html = build_report([run], generated_at="2026-11-26T00:00:00+00:00")
+    assert "https://cdn" not in html.split("<script>", 1)[0]  # no remote assets
+    assert len(html) > 3_000_000  # plotly.js inline: opens offline
+    charts = _charts(html)
+    titles = [c["figure"]["layout"]["title"]["text"] for c in charts]
+    assert titles == [
+        "Latency CDF",
+        "Latency histogram",
+        "TTFT",
+        "TPOT",
+        "Throughput (tokens/s)",
+        "Requests in flight",
+        "Issue lateness",
+    ]
+    cdf = charts[0]["figure"]["data"][0]
+    assert cdf["y"][-1] == 1.0 and len(cdf["x"]) <= 1000
+    hist = charts[1]["figure"]["data"][0]
+    assert sum(hist["y"]) == 398  # successful samples only
+    assert "HTTP 500: upstream error" in html and "unverified" in html
+
+
+def test_strings_from_the_run_are_escaped(tmp_path):
+    folder = write_run(
+        tmp_path / "r",
+        sut_name=PAYLOAD,
+        responses=[PAYLOAD, "</script><script>alert(1)</script>"],
+        reasons=(PAYLOAD,),
+        failures=1,
+        verdict_reasons=(PAYLOAD,),
+    )
+    html = build_report([load_run(folder)])
+    assert PAYLOAD not in html
+    assert "<script>alert(1)" not in html
+    assert "&lt;script&gt;document.body.setAttribute" in html
+    assert html.count("<script") == 3  # plotly.js, chart data, the plot loop
+
+
+def test_script_json_cannot_close_a_script():
+    text = script_json({"a": "</script><b>&"})
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert json.loads(text) == {"a": "</script><b>&"}
+
+
+def test_non_token_run_has_no_ttft_chart(tmp_path):
+    run = load_run(write_run(tmp_path / "r", tokens=False, benchmark="resnet"))
+    titles = [
+        c["figure"]["layout"]["title"]["text"] for c in _charts(build_report([run]))
+    ]
+    assert "TTFT" not in titles and "Throughput (samples/s)" in titles
+
+
+def test_two_runs_get_an_overlay(tmp_path):
+    runs = [load_run(write_run(tmp_path / n, seed=i)) for i, n in enumerate("ab")]
+    charts = _charts(build_report(runs))
+    overlay = next(c for c in charts if c["id"] == "overlay")
+    assert len(overlay["figure"]["data"]) == 2
+
+
+def _point(folder, tps, tpot_ms, endpoints):
+    folder.mkdir(parents=True)
+    if endpoints:
+        data = {"tps": tps, "tpot": {"percentiles": {"90": tpot_ms * 1e6}}}
+        (folder / "result_summary.json").write_text(json.dumps(data))
+    else:
+        data = {
+            "metrics": {"tokens_per_second": tps, "tpot_ns": {"p90": tpot_ms * 1e6}}
+        }
+        (folder / "run.json").write_text(json.dumps(data))
+
+
+def test_sweep_points_and_pareto(tmp_path):
+    sweep = tmp_path / "sweep"
+    _point(sweep / "c1", 100.0, 10.0, endpoints=True)
+    _point(sweep / "c8", 600.0, 20.0, endpoints=False)
+    assert is_sweep(sweep)
+    points = sweep_points(sweep)
+    assert sorted(p["tps_per_user"] for p in points) == [50.0, 100.0]
+    html = build_report([], sweeps=[sweep])
+    pareto = _charts(html)[0]["figure"]
+    assert pareto["data"][0]["x"] == [50.0, 100.0]
+    assert pareto["data"][0]["y"] == [600.0, 100.0]
+
+
+def test_empty_sweep_is_one_line(tmp_path):
+    (tmp_path / "s" / "p").mkdir(parents=True)
+    (tmp_path / "s" / "p" / "result_summary.json").write_text("{}")
+    with pytest.raises(StoreError, match="no points"):
+        sweep_points(tmp_path / "s")
+
+
+def test_cli_report_with_comparison_and_cost(tmp_path):
+    folder = write_run(tmp_path / "r", scenario="Offline")
+    out = tmp_path / "out.html"
+    result = CliRunner().invoke(
+        app,
+        [
+            "report",
+            str(folder),
+            "-o",
+            str(out),
+            "--gpu",
+            "h100-sxm",
+            "--gpus",
+            "8",
+            "--store",
+            str(tmp_path / "s.sqlite"),
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["report"] == str(out)
+    html = out.read_text()
+    assert "result ID v4.1-0046" in html and "per_million_tokens" in html
+    assert "not verified by MLCommons" in html
