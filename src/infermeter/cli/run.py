@@ -1,10 +1,168 @@
-"""``infermeter run``: one benchmark run (being built)."""
+"""``infermeter run``: one benchmark run with a verdict, a run folder and a summary."""
 
 from __future__ import annotations
 
-from infermeter.cli.main import app
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from infermeter.cli.main import EXIT_INVALID, EXIT_OK, app
+from infermeter.cli.options import (
+    parse_duration_ms,
+    parse_duration_ns,
+    parse_key_values,
+)
+
+EXAMPLES = """
+Examples:
+
+  infermeter run                                   # the default: Llama 2 70B Server, short
+  infermeter run --sut fake --scenario Offline --min-duration 5s
+  infermeter run --benchmark resnet50 --scenario SingleStream --sut null --min-duration 1s
+  infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --target-qps 4
+  infermeter run --user-conf user.conf --output-dir runs/my-run --json
+"""
 
 
-@app.command("run")
-def run_command() -> None:
-    """Run a benchmark."""
+@app.command("run", epilog=EXAMPLES)
+def run_command(
+    benchmark: Annotated[
+        str, typer.Option(help="Benchmark name (infermeter benchmarks).")
+    ] = "llama2-70b",
+    scenario: Annotated[
+        str, typer.Option(help="SingleStream, MultiStream, Server or Offline.")
+    ] = "Server",
+    mode: Annotated[
+        str,
+        typer.Option(
+            help="PerformanceOnly, AccuracyOnly, SubmissionRun, FindPeakPerformance."
+        ),
+    ] = "PerformanceOnly",
+    sut: Annotated[
+        str,
+        typer.Option(
+            help="System under test kind: null, fake, openai, simulated, onnxruntime, torch_llm."
+        ),
+    ] = "fake",
+    sut_opt: Annotated[
+        list[str], typer.Option("--sut-opt", help="SUT option key=value (repeatable).")
+    ] = [],  # noqa: B006
+    url: Annotated[
+        str | None, typer.Option(help="Endpoint base URL (openai SUT).")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(help="Model name sent to the endpoint (openai SUT).")
+    ] = None,
+    api: Annotated[
+        str | None, typer.Option(help="chat or completions (openai SUT).")
+    ] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option(help="Environment variable holding the API key.")
+    ] = None,
+    user_conf: Annotated[
+        Path | None, typer.Option(help="MLPerf user.conf applied after mlperf.conf.")
+    ] = None,
+    target_qps: Annotated[
+        float | None, typer.Option(help="Server target QPS / Offline expected QPS.")
+    ] = None,
+    min_duration: Annotated[
+        str | None, typer.Option(help="Minimum duration, e.g. 500ms, 10s, 10m.")
+    ] = None,
+    max_duration: Annotated[
+        str | None, typer.Option(help="Maximum duration (0 = none).")
+    ] = None,
+    min_query_count: Annotated[
+        int | None, typer.Option(help="Minimum query count.")
+    ] = None,
+    max_query_count: Annotated[
+        int | None, typer.Option(help="Maximum query count.")
+    ] = None,
+    total_sample_count: Annotated[
+        int | None, typer.Option(help="Samples in the dataset (synthetic size).")
+    ] = None,
+    performance_sample_count: Annotated[
+        int | None, typer.Option(help="Samples loaded for performance runs.")
+    ] = None,
+    completion_timeout: Annotated[
+        str | None,
+        typer.Option(
+            help="End the run INVALID when the SUT makes no progress this long."
+        ),
+    ] = None,
+    dataset: Annotated[
+        Path | None, typer.Option(help="Dataset file; synthetic when absent.")
+    ] = None,
+    dataset_format: Annotated[
+        str | None, typer.Option(help="Dataset format (default: sniffed).")
+    ] = None,
+    output_dir: Annotated[
+        Path | None, typer.Option(help="Write the run folder exactly here.")
+    ] = None,
+    trace: Annotated[
+        bool, typer.Option(help="Also write mlperf_log_trace.json (large).")
+    ] = False,
+    store: Annotated[
+        Path | None, typer.Option(help="Results store (SQLite) path.")
+    ] = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print run.json instead of the summary.")
+    ] = False,
+) -> None:
+    """Run a benchmark under MLPerf rules and print its verdict.
+
+    Writes a run folder with the MLPerf log files, records.npz and run.json,
+    and adds it to the results store. Exit code 0 VALID, 3 INVALID, 2 usage
+    error, 1 other error.
+    """
+    from infermeter.cli.render import print_run
+    from infermeter.loadgen.settings import Mode, Scenario
+    from infermeter.runs.run import RunRequest, execute
+
+    options = parse_key_values(sut_opt, flag="--sut-opt")
+    for key, value in (
+        ("url", url),
+        ("model", model),
+        ("api", api),
+        ("api_key_env", api_key_env),
+    ):
+        if value is not None:
+            options[key] = value
+    overrides: dict[str, object] = {}
+    if min_duration is not None:
+        overrides["min_duration_ms"] = parse_duration_ms(
+            min_duration, flag="--min-duration"
+        )
+    if max_duration is not None:
+        overrides["max_duration_ms"] = parse_duration_ms(
+            max_duration, flag="--max-duration"
+        )
+    if completion_timeout is not None:
+        overrides["completion_timeout_ns"] = parse_duration_ns(
+            completion_timeout, flag="--completion-timeout"
+        )
+    counts = {
+        "min_query_count": min_query_count,
+        "max_query_count": max_query_count,
+        "performance_sample_count_override": performance_sample_count,
+    }
+    overrides.update({k: v for k, v in counts.items() if v is not None})
+    request = RunRequest(
+        benchmark=benchmark,
+        scenario=Scenario.parse(scenario),
+        mode=Mode.parse(mode),
+        sut=sut,
+        sut_options=options,
+        user_conf=user_conf,
+        target_qps=target_qps,
+        overrides=overrides,
+        dataset=dataset,
+        dataset_format=dataset_format,
+        total_sample_count=total_sample_count,
+        output_dir=output_dir,
+        trace=trace,
+        store=store,
+    )
+    report = print_run(request, execute, json_output=json_output)
+    valid = report.outcome.valid
+    raise typer.Exit(EXIT_INVALID if valid is False else EXIT_OK)

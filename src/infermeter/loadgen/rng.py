@@ -84,7 +84,9 @@ class MT19937Stream:
     def canonical(self, n: int) -> npt.NDArray[np.float64]:
         """``n`` values of ``generate_canonical<double, 53>`` (two draws each)."""
         raw = self.draws(2 * n)
-        total = raw[0::2].astype(np.float64) + raw[1::2].astype(np.float64) * float(_TWO32)
+        total = raw[0::2].astype(np.float64) + raw[1::2].astype(np.float64) * float(
+            _TWO32
+        )
         u = total / float(_TWO32 * _TWO32)
         return np.minimum(u, np.nextafter(1.0, 0.0))
 
@@ -105,7 +107,9 @@ class MT19937Stream:
         if (_TWO32 - 1) // n >= n:
             self._shuffle_pairwise(values, n)
         else:
-            ranges = np.arange(2, n + 1, dtype=np.uint64)  # i - first + 1 for i = 1..n-1
+            ranges = np.arange(
+                2, n + 1, dtype=np.uint64
+            )  # i - first + 1 for i = 1..n-1
             positions = self.uniform_ints(ranges).astype(np.int64).tolist()
             data = values.tolist()
             for i, j in enumerate(positions, start=1):

@@ -57,7 +57,9 @@ class Schedule:
     def query_of_samples(self) -> IndexArray:
         """The query index of each sample."""
         if self.query_offsets is None:
-            return np.arange(self.sample_count, dtype=np.int64) // self.samples_per_query
+            return (
+                np.arange(self.sample_count, dtype=np.int64) // self.samples_per_query
+            )
         sizes = np.diff(self.query_offsets)
         return np.repeat(np.arange(self.query_count, dtype=np.int64), sizes)
 
@@ -67,12 +69,20 @@ def generate_loadable_sets(
 ) -> list[LoadableSet]:
     """Shuffle the sample indices with ``qsl_rng_seed`` and cut them into loadable sets."""
     accuracy = settings.mode is Mode.ACCURACY_ONLY
-    count = settings.accuracy_sample_count if accuracy else settings.performance_sample_count
+    count = (
+        settings.accuracy_sample_count
+        if accuracy
+        else settings.performance_sample_count
+    )
     count = min(count, qsl_total_count)
     order = np.arange(count, dtype=np.int64)
     MT19937Stream(settings.qsl_rng_seed).shuffle(order)
     set_size = max(1, settings.performance_sample_count)
-    padding = settings.samples_per_query - 1 if settings.scenario is Scenario.MULTI_STREAM else 0
+    padding = (
+        settings.samples_per_query - 1
+        if settings.scenario is Scenario.MULTI_STREAM
+        else 0
+    )
     sets = []
     for begin in range(0, count, set_size):
         chunk = order[begin : begin + set_size]
@@ -94,7 +104,9 @@ def generate_queries(settings: EffectiveSettings, loaded: LoadableSet) -> Schedu
     if s is Scenario.OFFLINE:
         positions = _offline_positions(rng, plan, settings)
     elif s is Scenario.MULTI_STREAM:
-        starts = _multi_stream_starts(rng, plan, settings, n, accuracy_order, unique_order)
+        starts = _multi_stream_starts(
+            rng, plan, settings, n, accuracy_order, unique_order
+        )
         positions = (starts[:, None] + np.arange(plan.spq)[None, :]).reshape(-1)
     elif settings.requested.performance_issue_unique:
         positions = unique_order[:n]
@@ -154,7 +166,9 @@ class _Plan:
             stride=stride,
             min_queries=min_queries,
             gen_duration_ns=gen_duration_ns,
-            equal_issue=r.sample_concatenate_permutation and not accuracy and not offline,
+            equal_issue=r.sample_concatenate_permutation
+            and not accuracy
+            and not offline,
             remainder=set_len % spq if accuracy and offline else 0,
         )
 
@@ -190,7 +204,9 @@ def _multi_stream_starts(
     if settings.requested.performance_issue_unique:
         return unique_order[:n]
     if settings.requested.performance_issue_same:
-        return np.full(n, settings.requested.performance_issue_same_index, dtype=np.int64)
+        return np.full(
+            n, settings.requested.performance_issue_same_index, dtype=np.int64
+        )
     if accuracy_order is not None:
         return accuracy_order[:n]
     return _uniform(rng, plan, n)
@@ -201,7 +217,9 @@ def _offline_positions(
 ) -> IndexArray:
     spq = plan.spq
     if settings.requested.performance_issue_same:
-        return np.full(spq, settings.requested.performance_issue_same_index, dtype=np.int64)
+        return np.full(
+            spq, settings.requested.performance_issue_same_index, dtype=np.int64
+        )
     repeats, remainder = divmod(spq, plan.set_len)
     blocks = []
     for _ in range(repeats):
@@ -223,10 +241,14 @@ def _timestamps(settings: EffectiveSettings, plan: _Plan) -> tuple[NsArray, int]
     if settings.scenario is Scenario.SERVER:
         rng = MT19937Stream(settings.schedule_rng_seed)
         estimate = int(settings.target_qps * plan.gen_duration_ns / 1e9)
-        gaps = rng.exponential_ns(settings.target_qps, max(plan.min_queries, estimate) + 64)
+        gaps = rng.exponential_ns(
+            settings.target_qps, max(plan.min_queries, estimate) + 64
+        )
         times = _prefix_times(gaps)
         while times[-1] < plan.gen_duration_ns or times.shape[0] <= _count(plan, times):
-            more = rng.exponential_ns(settings.target_qps, max(1024, gaps.shape[0] // 4))
+            more = rng.exponential_ns(
+                settings.target_qps, max(1024, gaps.shape[0] // 4)
+            )
             gaps = np.concatenate((gaps, more))
             times = _prefix_times(gaps)
         n = _count(plan, times)

@@ -17,7 +17,9 @@ from infermeter.errors import ConfigError
 
 NS_PER_S = 1_000_000_000
 NS_PER_MS = 1_000_000
-OFFLINE_SLACK = 1.1  # LoadGen generates 10 % more Offline samples than min_duration needs
+OFFLINE_SLACK = (
+    1.1  # LoadGen generates 10 % more Offline samples than min_duration needs
+)
 
 
 class Scenario(enum.Enum):
@@ -112,40 +114,65 @@ class RunSettings:
 
     def validate(self) -> None:
         """Reject settings no run can satisfy, with one line naming the fix."""
-        _check(self.server_target_qps > 0 or self.scenario is not Scenario.SERVER,
-               f"server_target_qps must be > 0 (got {self.server_target_qps}); "
-               "pass a positive --target-qps")
-        _check(self.offline_expected_qps > 0 or self.scenario is not Scenario.OFFLINE,
-               f"offline_expected_qps must be > 0 (got {self.offline_expected_qps}); "
-               "pass a positive --target-qps")
-        for name in ("single_stream_expected_latency_ns", "multi_stream_expected_latency_ns",
-                     "multi_stream_samples_per_query"):
+        _check(
+            self.server_target_qps > 0 or self.scenario is not Scenario.SERVER,
+            f"server_target_qps must be > 0 (got {self.server_target_qps}); "
+            "pass a positive --target-qps",
+        )
+        _check(
+            self.offline_expected_qps > 0 or self.scenario is not Scenario.OFFLINE,
+            f"offline_expected_qps must be > 0 (got {self.offline_expected_qps}); "
+            "pass a positive --target-qps",
+        )
+        for name in (
+            "single_stream_expected_latency_ns",
+            "multi_stream_expected_latency_ns",
+            "multi_stream_samples_per_query",
+        ):
             value = getattr(self, name)
             _check(value > 0, f"{name} must be > 0 (got {value})")
-        for name in ("min_duration_ms", "max_duration_ms", "min_query_count",
-                     "max_query_count", "server_max_async_queries",
-                     "performance_sample_count_override", "accuracy_sample_count_override"):
+        for name in (
+            "min_duration_ms",
+            "max_duration_ms",
+            "min_query_count",
+            "max_query_count",
+            "server_max_async_queries",
+            "performance_sample_count_override",
+            "accuracy_sample_count_override",
+        ):
             value = getattr(self, name)
             _check(value >= 0, f"{name} must be >= 0 (got {value})")
-        for name in ("single_stream_target_latency_percentile",
-                     "multi_stream_target_latency_percentile",
-                     "server_target_latency_percentile"):
+        for name in (
+            "single_stream_target_latency_percentile",
+            "multi_stream_target_latency_percentile",
+            "server_target_latency_percentile",
+        ):
             value = getattr(self, name)
             _check(0.0 < value < 1.0, f"{name} must be between 0 and 1 (got {value})")
-        _check(0.0 <= self.accuracy_log_probability <= 1.0,
-               f"accuracy_log_probability must be in [0, 1] "
-               f"(got {self.accuracy_log_probability})")
-        _check(not (self.performance_issue_unique and self.performance_issue_same),
-               "performance_issue_unique and performance_issue_same cannot both be set")
-        _check(not (self.max_duration_ms and self.max_duration_ms < self.min_duration_ms),
-               f"max_duration_ms ({self.max_duration_ms}) is below min_duration_ms "
-               f"({self.min_duration_ms}): the run could never be valid; raise "
-               "--max-duration or lower --min-duration")
-        _check(not (self.max_query_count and self.max_query_count < self.min_query_count),
-               f"max_query_count ({self.max_query_count}) is below min_query_count "
-               f"({self.min_query_count}): the run could never be valid")
-        _check(self.completion_timeout_ns > 0,
-               f"completion timeout must be > 0 (got {self.completion_timeout_ns} ns)")
+        _check(
+            0.0 <= self.accuracy_log_probability <= 1.0,
+            f"accuracy_log_probability must be in [0, 1] "
+            f"(got {self.accuracy_log_probability})",
+        )
+        _check(
+            not (self.performance_issue_unique and self.performance_issue_same),
+            "performance_issue_unique and performance_issue_same cannot both be set",
+        )
+        _check(
+            not (self.max_duration_ms and self.max_duration_ms < self.min_duration_ms),
+            f"max_duration_ms ({self.max_duration_ms}) is below min_duration_ms "
+            f"({self.min_duration_ms}): the run could never be valid; raise "
+            "--max-duration or lower --min-duration",
+        )
+        _check(
+            not (self.max_query_count and self.max_query_count < self.min_query_count),
+            f"max_query_count ({self.max_query_count}) is below min_query_count "
+            f"({self.min_query_count}): the run could never be valid",
+        )
+        _check(
+            self.completion_timeout_ns > 0,
+            f"completion timeout must be > 0 (got {self.completion_timeout_ns} ns)",
+        )
 
 
 def _check(ok: bool, message: str) -> None:
@@ -189,7 +216,9 @@ def effective_settings(
     requested.validate()
     r = requested
     scenario = r.scenario
-    performance_sample_count = r.performance_sample_count_override or qsl_performance_count
+    performance_sample_count = (
+        r.performance_sample_count_override or qsl_performance_count
+    )
     performance_sample_count = min(performance_sample_count, qsl_total_count)
     accuracy_sample_count = r.accuracy_sample_count_override or qsl_total_count
     samples_per_query = 1
@@ -215,7 +244,9 @@ def effective_settings(
         target_qps = r.offline_expected_qps
         percentile = 0.99
         max_async = 1
-        target_sample_count = math.floor(OFFLINE_SLACK * (r.min_duration_ms / 1000) * target_qps)
+        target_sample_count = math.floor(
+            OFFLINE_SLACK * (r.min_duration_ms / 1000) * target_qps
+        )
         if r.performance_issue_unique or r.performance_issue_same:
             samples_per_query = performance_sample_count
         else:
@@ -243,5 +274,7 @@ def effective_settings(
         sample_index_rng_seed=(
             r.test05_sample_index_rng_seed if r.test05 else r.sample_index_rng_seed
         ),
-        schedule_rng_seed=r.test05_schedule_rng_seed if r.test05 else r.schedule_rng_seed,
+        schedule_rng_seed=r.test05_schedule_rng_seed
+        if r.test05
+        else r.schedule_rng_seed,
     )

@@ -1,0 +1,45 @@
+"""Parsers shared by commands: durations with units, key=value options."""
+
+from __future__ import annotations
+
+import re
+
+from infermeter.errors import ConfigError
+
+_UNITS_NS = {
+    "ns": 1,
+    "us": 1_000,
+    "ms": 1_000_000,
+    "s": 1_000_000_000,
+    "m": 60_000_000_000,
+    "h": 3_600_000_000_000,
+}
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ns|us|ms|s|m|h)\s*$")
+
+
+def parse_duration_ns(text: str, *, flag: str) -> int:
+    """``500ms``, ``10s``, ``10m`` -> integer nanoseconds."""
+    match = _DURATION.match(text)
+    if match is None:
+        raise ConfigError(
+            f"{flag} {text!r} is not a duration; give a number with a unit, "
+            "e.g. 500ms, 10s or 10m"
+        )
+    return int(float(match.group(1)) * _UNITS_NS[match.group(2)])
+
+
+def parse_duration_ms(text: str, *, flag: str) -> int:
+    return parse_duration_ns(text, flag=flag) // 1_000_000
+
+
+def parse_key_values(items: list[str], *, flag: str) -> dict[str, str]:
+    """``["a=1", "b=x"]`` -> ``{"a": "1", "b": "x"}``."""
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(
+                f"{flag} {item!r} is not key=value; e.g. {flag} latency_ms=20"
+            )
+        out[key.strip()] = value.strip()
+    return out

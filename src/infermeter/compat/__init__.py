@@ -1,0 +1,1 @@
+"""Compatibility: the official ``mlperf_loadgen`` API over the native engine, and the official engine under infermeter."""

@@ -1,0 +1,271 @@
+"""The issue loop: one run phase of one schedule against a SUT, in its own thread.
+
+Open loop (Server, rates, traces): every query that is due is issued in one
+``QueryBatch`` with its own scheduled time, against absolute deadlines.
+Closed loop (SingleStream, MultiStream, fixed concurrency): the next query goes
+out when the sink reports that fewer than ``max_in_flight`` are outstanding.
+Offline: one query holding every sample. A phase ends when every issued sample
+has completed or failed, or when the SUT makes no progress for the completion
+timeout (then the run is INVALID, never hung).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from infermeter.clock import Clock
+from infermeter.errors import SUTError
+from infermeter.loadgen.interfaces import QueryBatch, SystemUnderTest
+from infermeter.loadgen.records import Records, Sink
+from infermeter.loadgen.schedule import Schedule
+from infermeter.loadgen.settings import NS_PER_MS, EffectiveSettings, Scenario
+
+MAX_BATCH = 1 << 16  # due queries handed over per call when far behind
+Progress = Callable[[int, int], None]
+
+OUT_OF_QUERIES = (
+    "Ending early: Ran out of generated queries to issue before the minimum query "
+    "count and test duration were reached. Please update the relevant expected "
+    "latency or target qps in the TestSettings so they are more accurate."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class IssuePolicy:
+    """How a phase issues its schedule."""
+
+    closed_loop: bool
+    max_in_flight: int = 1  # queries, closed loop only
+    stop_on_min: bool = (
+        False  # closed loop: stop once min queries and min duration are met
+    )
+
+    @classmethod
+    def for_scenario(cls, scenario: Scenario, *, accuracy: bool) -> IssuePolicy:
+        if scenario in (Scenario.SINGLE_STREAM, Scenario.MULTI_STREAM):
+            return cls(closed_loop=True, max_in_flight=1, stop_on_min=not accuracy)
+        return cls(closed_loop=False)
+
+
+@dataclass(slots=True)
+class PhaseResult:
+    """What one phase produced: the schedule, the records and how it ended."""
+
+    schedule: Schedule
+    records: Records
+    start_ns: int
+    query_origin_ns: npt.NDArray[np.int64]  # latency origin per query (absolute)
+    queries_issued: int = 0
+    samples_issued: int = 0
+    end_ns: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+    warnings: list[str] = field(default_factory=list)
+    timed_out: bool = False
+    ran_out_of_queries: bool = False
+    response_data: dict[int, bytes] = field(default_factory=dict)
+    token_data: dict[int, bytes] = field(default_factory=dict)
+
+
+class _PhaseRunner:
+    def __init__(
+        self,
+        sut: SystemUnderTest,
+        schedule: Schedule,
+        settings: EffectiveSettings,
+        clock: Clock,
+        policy: IssuePolicy,
+        log_mask: npt.NDArray[np.bool_] | None,
+    ) -> None:
+        self.sut = sut
+        self.schedule = schedule
+        self.settings = settings
+        self.clock = clock
+        self.policy = policy
+        self.records = Records.allocate(schedule.sample_count)
+        self.sink = Sink(
+            self.records,
+            clock,
+            log_mask=log_mask,
+            keep_first_token_data=settings.is_token_run,
+        )
+        self.origin = np.zeros(schedule.query_count, dtype=np.int64)
+        self.queries = 0
+        self.errors: Counter[str] = Counter()
+        self.ran_out = False
+        self.timed_out = False
+        self.start = 0
+        self.crash: BaseException | None = None
+
+    # -- issuing -------------------------------------------------------------------
+    def issue(
+        self, q0: int, q1: int, now: int, scheduled: npt.NDArray[np.int64]
+    ) -> None:
+        s0, s1 = self.schedule.sample_range(q0, q1)
+        self.records.issued_ns[s0:s1] = now
+        self.sink.issued = s1
+        self.queries = q1
+        offsets = self.schedule.query_offsets
+        if offsets is not None:
+            per_sample = np.repeat(scheduled, np.diff(offsets[q0 : q1 + 1]))
+        elif self.schedule.samples_per_query == 1:
+            per_sample = scheduled
+        else:
+            per_sample = np.repeat(scheduled, self.schedule.samples_per_query)
+        batch = QueryBatch(
+            ids=np.arange(s0, s1, dtype=np.int64),
+            sample_indices=self.schedule.sample_indices[s0:s1],
+            scheduled_ns=per_sample,
+        )
+        self.sut.issue_query(batch, self.sink)
+
+    def limits_hit(self, q: int, now: int) -> bool:
+        s = self.settings
+        if s.max_query_count and q >= s.max_query_count:
+            self.errors["Ending early: max query count reached."] += 1
+            return True
+        if s.max_duration_ms and now - self.start >= s.max_duration_ms * NS_PER_MS:
+            self.errors["Ending early: max duration reached."] += 1
+            return True
+        return False
+
+    def open_loop(self) -> None:
+        rel = self.schedule.scheduled_ns
+        n = self.schedule.query_count
+        max_async = self.settings.max_async_queries
+        self.origin[:] = rel + self.start
+        q = 0
+        while q < n:
+            due = int(self.origin[q])
+            if self.clock.now_ns() < due:
+                self.clock.sleep_until(due)
+            now = self.clock.now_ns()
+            if self.limits_hit(q, now):
+                return
+            window = self.origin[q : q + MAX_BATCH]
+            end = q + int(np.searchsorted(window, now, side="right"))
+            if self.settings.max_query_count:
+                end = min(end, self.settings.max_query_count)
+            if max_async and self.sink.issued - self.sink.done + (end - q) > max_async:
+                self.errors["Too many outstanding queries."] += 1
+                return
+            self.issue(q, end, now, self.origin[q:end])
+            q = end
+
+    def closed_loop(self) -> None:
+        n = self.schedule.query_count
+        s = self.settings
+        min_duration_ns = s.min_duration_ms * NS_PER_MS
+        q = 0
+        while q < n:
+            now = self.clock.now_ns()
+            if (
+                self.policy.stop_on_min
+                and q >= s.min_query_count
+                and (now - self.start >= min_duration_ns)
+            ):
+                return
+            if self.limits_hit(q, now):
+                return
+            if not self.wait_below(self.policy.max_in_flight):
+                return
+            now = self.clock.now_ns()
+            self.origin[q] = now
+            self.issue(q, q + 1, now, self.origin[q : q + 1])
+            q += 1
+        if self.policy.stop_on_min:
+            now = self.clock.now_ns()
+            if q < s.min_query_count or now - self.start < min_duration_ns:
+                self.ran_out = True
+
+    def wait_below(self, in_flight: int) -> bool:
+        """Block until fewer than ``in_flight`` queries are outstanding."""
+        spq = self.schedule.samples_per_query
+        return self.wait_done(self.sink.issued - (in_flight - 1) * spq)
+
+    def wait_done(self, threshold: int) -> bool:
+        timeout = self.settings.requested.completion_timeout_ns
+        while not self.sink.arm(threshold):
+            deadline = self.sink.last_progress_ns + timeout
+            if self.clock.wait_for(self.sink.wake, deadline):
+                continue
+            if self.clock.now_ns() - self.sink.last_progress_ns >= timeout:
+                self.timed_out = True
+                return False
+        return True
+
+    def run(self) -> None:
+        try:
+            self.start = self.clock.now_ns()
+            self.sink.last_progress_ns = self.start
+            if self.policy.closed_loop:
+                self.closed_loop()
+            else:
+                self.open_loop()
+            self.sut.flush_queries()
+            if not self.timed_out:
+                self.wait_done(self.sink.issued)
+        except BaseException as exc:  # surfaced in the caller's thread
+            self.crash = exc
+
+
+def run_phase(
+    sut: SystemUnderTest,
+    schedule: Schedule,
+    settings: EffectiveSettings,
+    clock: Clock,
+    *,
+    policy: IssuePolicy | None = None,
+    log_mask: npt.NDArray[np.bool_] | None = None,
+    progress: Progress | None = None,
+) -> PhaseResult:
+    """Issue ``schedule`` to ``sut`` from a dedicated thread and wait for the end."""
+    accuracy = settings.mode.value == "AccuracyOnly"
+    policy = policy or IssuePolicy.for_scenario(settings.scenario, accuracy=accuracy)
+    runner = _PhaseRunner(sut, schedule, settings, clock, policy, log_mask)
+    thread = threading.Thread(target=runner.run, name="infermeter-issue", daemon=True)
+    thread.start()
+    while thread.is_alive():
+        thread.join(0.1)
+        if progress is not None:
+            progress(runner.sink.done, schedule.sample_count)
+    if runner.crash is not None:
+        raise SUTError(
+            f"the SUT raised during the run: {runner.crash!r}"
+        ) from runner.crash
+    return _result(runner)
+
+
+def _result(runner: _PhaseRunner) -> PhaseResult:
+    sink = runner.sink
+    errors = runner.errors + sink.errors
+    if runner.timed_out:
+        missing = sink.issued - sink.done
+        timeout_s = runner.settings.requested.completion_timeout_ns / 1e9
+        errors[
+            f"The SUT stopped answering: {missing} of {sink.issued} issued samples never "
+            f"completed (no progress for {timeout_s:g} s, the completion timeout)."
+        ] += 1
+    if runner.ran_out and runner.settings.mode.value == "PerformanceOnly":
+        errors[OUT_OF_QUERIES] += 1
+    completed = runner.records.completed_ns[: sink.issued]
+    end = int(completed.max()) if completed.shape[0] else runner.start
+    return PhaseResult(
+        schedule=runner.schedule,
+        records=runner.records,
+        start_ns=runner.start,
+        query_origin_ns=runner.origin,
+        queries_issued=runner.queries,
+        samples_issued=sink.issued,
+        end_ns=max(end, runner.start),
+        errors=errors,
+        timed_out=runner.timed_out,
+        ran_out_of_queries=runner.ran_out,
+        response_data=sink.response_data,
+        token_data=sink.token_data,
+    )

@@ -1,0 +1,1 @@
+"""MLPerf log files, byte-compatible with LoadGen's: summary, detail, accuracy and trace."""

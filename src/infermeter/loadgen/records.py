@@ -1,0 +1,213 @@
+"""Per-sample records in preallocated arrays, and the thread-safe sink that fills them.
+
+One row per issued sample: issued, first-token and completed times (int ns,
+-1 = not yet), n_tokens and a status code. About 30 bytes a sample; no
+per-sample Python objects. The sink stamps times with the engine clock on
+entry and reports misuse (unknown ids, double completion, a first token after
+completion) as run errors instead of ignoring it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from infermeter.clock import Clock
+from infermeter.loadgen.interfaces import IdArray, ResponseData
+
+UNSET = -1
+STATUS_OK = 0
+MAX_ERROR_KINDS = 32
+
+
+@dataclass(slots=True)
+class Records:
+    """Arrays indexed by sample id (the engine's sample sequence number)."""
+
+    issued_ns: npt.NDArray[np.int64]
+    first_token_ns: npt.NDArray[np.int64]
+    completed_ns: npt.NDArray[np.int64]
+    n_tokens: npt.NDArray[np.int64]
+    status: npt.NDArray[np.uint8]
+    status_reasons: list[str] = field(default_factory=list)
+
+    @classmethod
+    def allocate(cls, n_samples: int) -> Records:
+        return cls(
+            issued_ns=np.full(n_samples, UNSET, dtype=np.int64),
+            first_token_ns=np.full(n_samples, UNSET, dtype=np.int64),
+            completed_ns=np.full(n_samples, UNSET, dtype=np.int64),
+            n_tokens=np.zeros(n_samples, dtype=np.int64),
+            status=np.zeros(n_samples, dtype=np.uint8),
+        )
+
+    @property
+    def nbytes(self) -> int:
+        return int(
+            self.issued_ns.nbytes
+            + self.first_token_ns.nbytes
+            + self.completed_ns.nbytes
+            + self.n_tokens.nbytes
+            + self.status.nbytes
+        )
+
+
+class Sink:
+    """The engine's CompletionSink: thread-safe, array-at-a-time."""
+
+    def __init__(
+        self,
+        records: Records,
+        clock: Clock,
+        *,
+        log_mask: npt.NDArray[np.bool_] | None = None,
+        keep_first_token_data: bool = False,
+    ) -> None:
+        self._records = records
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._log_mask = log_mask  # None: nothing goes to the accuracy log
+        self._keep_token_data = keep_first_token_data
+        self.issued = 0  # samples issued so far (written by the issue thread)
+        self.done = 0  # samples completed or failed
+        self.last_progress_ns = clock.now_ns()
+        self._wake_at = 1 << 62
+        self.wake = threading.Event()
+        self.errors: Counter[str] = Counter()
+        self.response_data: dict[int, bytes] = {}
+        self.token_data: dict[int, bytes] = {}
+
+    # -- waiting -------------------------------------------------------------------
+    def arm(self, threshold: int) -> bool:
+        """Ask to be woken when ``done >= threshold``; True if it already is."""
+        with self._lock:
+            if self.done >= threshold:
+                return True
+            self._wake_at = threshold
+            self.wake.clear()
+            return False
+
+    # -- CompletionSink ------------------------------------------------------------
+    def first_token(
+        self, ids: IdArray, data: Sequence[ResponseData] | None = None
+    ) -> None:
+        now = self._clock.now_ns()
+        ids = np.asarray(ids, dtype=np.int64)
+        rec = self._records
+        with self._lock:
+            mask = self._accept(ids, "first token", completed_is_error=False)
+            late = rec.completed_ns[ids[mask]] != UNSET
+            if late.any():
+                self._error(
+                    "a first token arrived after its sample completed", int(late.sum())
+                )
+                mask[np.nonzero(mask)[0][late]] = False
+            fresh = rec.first_token_ns[ids[mask]] == UNSET
+            mask[np.nonzero(mask)[0][~fresh]] = False
+            rec.first_token_ns[ids[mask]] = now
+            if (
+                data is not None
+                and self._keep_token_data
+                and self._log_mask is not None
+            ):
+                self._keep(ids, mask, data, self.token_data)
+
+    def complete(
+        self,
+        ids: IdArray,
+        *,
+        n_tokens: npt.NDArray[np.int64] | int | None = None,
+        data: Sequence[ResponseData] | None = None,
+    ) -> None:
+        now = self._clock.now_ns()
+        ids = np.asarray(ids, dtype=np.int64)
+        rec = self._records
+        with self._lock:
+            mask = self._accept(ids, "completion")
+            chosen = ids[mask]
+            rec.completed_ns[chosen] = now
+            if n_tokens is not None:
+                if isinstance(n_tokens, int):
+                    rec.n_tokens[chosen] = n_tokens
+                else:
+                    rec.n_tokens[chosen] = np.asarray(n_tokens, dtype=np.int64)[mask]
+            if data is not None and self._log_mask is not None:
+                self._keep(ids, mask, data, self.response_data)
+            self._progress(int(chosen.shape[0]), now)
+
+    def fail(self, ids: IdArray, reason: str) -> None:
+        now = self._clock.now_ns()
+        ids = np.asarray(ids, dtype=np.int64)
+        rec = self._records
+        with self._lock:
+            chosen = ids[self._accept(ids, "failure")]
+            rec.completed_ns[chosen] = now
+            rec.status[chosen] = self._reason_code(reason)
+            self._progress(int(chosen.shape[0]), now)
+
+    def wants_data(self, ids: IdArray) -> npt.NDArray[np.bool_]:
+        if self._log_mask is None:
+            return np.zeros(np.asarray(ids).shape[0], dtype=np.bool_)
+        return self._log_mask[np.asarray(ids, dtype=np.int64)]
+
+    # -- internals -----------------------------------------------------------------
+    def _accept(
+        self, ids: IdArray, what: str, *, completed_is_error: bool = True
+    ) -> npt.NDArray[np.bool_]:
+        """Mask of the ids to act on; misuse is counted as a run error."""
+        mask = (ids >= 0) & (ids < self.issued)
+        if not mask.all():
+            self._error(f"{what} for an id that was never issued", int((~mask).sum()))
+        if completed_is_error:
+            done = np.zeros_like(mask)
+            done[mask] = self._records.completed_ns[ids[mask]] != UNSET
+            if done.any():
+                self._error("a sample was completed twice", int(done.sum()))
+                mask &= ~done
+        # Strictly increasing ids (the usual batch) cannot repeat; skip the sort.
+        if ids.shape[0] > 1 and not bool(np.all(ids[1:] > ids[:-1])):
+            chosen = np.nonzero(mask)[0]
+            _, first = np.unique(ids[chosen], return_index=True)
+            if first.shape[0] != chosen.shape[0]:
+                self._error(f"the same id twice in one {what} call", 1)
+                mask[:] = False
+                mask[chosen[first]] = True
+        return mask
+
+    def _keep(
+        self,
+        ids: IdArray,
+        mask: npt.NDArray[np.bool_],
+        data: Sequence[ResponseData],
+        into: dict[int, bytes],
+    ) -> None:
+        assert self._log_mask is not None
+        positions = np.nonzero(mask)[0]
+        wanted = positions[self._log_mask[ids[positions]]]
+        for k in wanted.tolist():
+            into[int(ids[k])] = bytes(data[k])
+
+    def _progress(self, n: int, now: int) -> None:
+        self.done += n
+        self.last_progress_ns = now
+        if self.done >= self._wake_at:
+            self.wake.set()
+
+    def _reason_code(self, reason: str) -> int:
+        reasons = self._records.status_reasons
+        if reason not in reasons:
+            if len(reasons) >= 254:
+                reason = "other failure"
+                if reason in reasons:
+                    return reasons.index(reason) + 1
+            reasons.append(reason)
+        return reasons.index(reason) + 1
+
+    def _error(self, message: str, count: int) -> None:
+        if message in self.errors or len(self.errors) < MAX_ERROR_KINDS:
+            self.errors[message] += count

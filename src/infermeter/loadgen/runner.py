@@ -1,0 +1,388 @@
+"""A whole LoadGen test: modes (performance, accuracy, submission, find-peak) over run phases.
+
+``run_test`` is the engine's public entry point: it loads sample sets, builds
+schedules, runs phases, judges them and keeps what the log files need.
+``write_logs`` then writes the MLPerf log files.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from infermeter.clock import Clock, MonotonicClock
+from infermeter.errors import ConfigError
+from infermeter.loadgen.engine import PhaseResult, Progress, run_phase
+from infermeter.loadgen.interfaces import QuerySampleLibrary, SystemUnderTest
+from infermeter.loadgen.logs.accuracy import AccuracyEntry, render_accuracy
+from infermeter.loadgen.logs.detail import (
+    DetailLog,
+    effective_entries,
+    generated_entries,
+    requested_entries,
+    result_entries,
+)
+from infermeter.loadgen.logs.summary_file import render_counts, render_summary
+from infermeter.loadgen.rng import MT19937Stream
+from infermeter.loadgen.schedule import generate_loadable_sets, generate_queries
+from infermeter.loadgen.settings import (
+    EffectiveSettings,
+    Mode,
+    RunSettings,
+    Scenario,
+    effective_settings,
+)
+from infermeter.loadgen.summary import Summary, summarize
+
+ENGINE_NAME = "infermeter native engine"
+PhaseHook = Callable[[str], None]
+
+
+@dataclass
+class LogOutput:
+    """Where and how the log files are written (LoadGen's LogOutputSettings)."""
+
+    outdir: Path
+    prefix: str = "mlperf_log_"
+    suffix: str = ""
+    prefix_with_datetime: bool = False
+    enable_trace: bool = False
+
+    def path(self, kind: str, ext: str, stamp: str) -> Path:
+        middle = f"{stamp}_" if self.prefix_with_datetime else ""
+        return self.outdir / f"{self.prefix}{middle}{kind}{self.suffix}.{ext}"
+
+
+@dataclass
+class RunOutcome:
+    """What a test produced; ``summary`` is the performance verdict (None in accuracy mode)."""
+
+    settings: EffectiveSettings
+    detail: DetailLog
+    sut_name: str
+    started_at: dt.datetime
+    summary: Summary | None = None
+    performance: PhaseResult | None = None
+    accuracy_phases: list[PhaseResult] = field(default_factory=list)
+    accuracy_entries: list[AccuracyEntry] = field(default_factory=list)
+    loaded_qsl_set: list[int] = field(default_factory=list)
+    peak_trials: list[tuple[float, bool]] = field(default_factory=list)
+
+    @property
+    def valid(self) -> bool | None:
+        if self.summary is None:
+            return None if self.detail.errors == 0 else False
+        return self.summary.valid and self.detail.errors == 0
+
+
+@dataclass
+class _Context:
+    sut: SystemUnderTest
+    qsl: QuerySampleLibrary
+    clock: Clock
+    outcome: RunOutcome
+    progress: Progress | None
+    on_phase: PhaseHook | None
+    next_seq: int = 0
+
+
+def run_test(
+    sut: SystemUnderTest,
+    qsl: QuerySampleLibrary,
+    settings: RunSettings,
+    *,
+    clock: Clock | None = None,
+    progress: Progress | None = None,
+    on_phase: PhaseHook | None = None,
+) -> RunOutcome:
+    """Run one LoadGen test in the mode ``settings.mode`` asks for."""
+    clock = clock or MonotonicClock()
+    if (
+        settings.mode is Mode.FIND_PEAK_PERFORMANCE
+        and settings.scenario is not Scenario.SERVER
+    ):
+        raise ConfigError(
+            "FindPeakPerformance needs the Server scenario "
+            f"(got {settings.scenario.value}); pass --scenario Server or another --mode"
+        )
+    eff = effective_settings(
+        settings,
+        qsl_total_count=qsl.total_sample_count,
+        qsl_performance_count=qsl.performance_sample_count,
+    )
+    detail = DetailLog(origin_ns=clock.now_ns())
+    outcome = RunOutcome(
+        eff,
+        detail,
+        getattr(sut, "name", type(sut).__name__),
+        dt.datetime.now(dt.UTC),
+    )
+    ctx = _Context(sut, qsl, clock, outcome, progress, on_phase)
+    _log_header(ctx, eff)
+    if settings.mode in (Mode.ACCURACY_ONLY, Mode.SUBMISSION_RUN):
+        _accuracy(ctx, _with_mode(eff, Mode.ACCURACY_ONLY))
+    if settings.mode in (Mode.PERFORMANCE_ONLY, Mode.SUBMISSION_RUN):
+        _performance(ctx, _with_mode(eff, Mode.PERFORMANCE_ONLY), final=True)
+    if settings.mode is Mode.FIND_PEAK_PERFORMANCE:
+        _find_peak(ctx, _with_mode(eff, Mode.PERFORMANCE_ONLY))
+    detail.log("num_errors", detail.errors, clock.now_ns())
+    return outcome
+
+
+def _with_mode(eff: EffectiveSettings, mode: Mode) -> EffectiveSettings:
+    return dataclasses.replace(eff, mode=mode)
+
+
+def _log_header(ctx: _Context, eff: EffectiveSettings) -> None:
+    log = ctx.outcome.detail
+    now = ctx.clock.now_ns()
+    from infermeter import __version__
+
+    log.log("loadgen_version", f"{__version__} @ {ENGINE_NAME}", now)
+    log.log("loadgen_file_sha1", _engine_sha1s(), now)
+    log.log("test_datetime", dt.datetime.now().strftime("%Y-%m-%dT%H:%M:%SZ"), now)
+    log.log("sut_name", ctx.outcome.sut_name, now)
+    log.log("qsl_name", getattr(ctx.qsl, "name", type(ctx.qsl).__name__), now)
+    log.log("qsl_reported_total_count", ctx.qsl.total_sample_count, now)
+    log.log("qsl_reported_performance_count", ctx.qsl.performance_sample_count, now)
+    for key, value in requested_entries(eff.requested) + effective_entries(eff):
+        log.log(key, value, now)
+
+
+def _engine_sha1s() -> dict[str, str]:
+    here = Path(__file__).parent
+    return {
+        p.name: hashlib.sha1(p.read_bytes()).hexdigest()
+        for p in sorted(here.glob("*.py"))
+    }
+
+
+def _run_set(
+    ctx: _Context,
+    eff: EffectiveSettings,
+    indices: npt.NDArray[np.int64],
+    distribution_end: int,
+    log_mask_fn: Callable[[int, int], npt.NDArray[np.bool_] | None],
+    label: str,
+) -> PhaseResult:
+    from infermeter.loadgen.schedule import LoadableSet
+
+    log = ctx.outcome.detail
+    loaded = LoadableSet(indices, distribution_end)
+    ctx.qsl.load_samples(indices)
+    log.log("loaded_qsl_set", indices.tolist(), ctx.clock.now_ns())
+    schedule = generate_queries(eff, loaded)
+    log.log_many(
+        generated_entries(
+            schedule.query_count,
+            schedule.samples_per_query,
+            schedule.generated_duration_ns,
+        ),
+        ctx.clock.now_ns(),
+    )
+    if ctx.on_phase is not None:
+        ctx.on_phase(label)
+    phase = run_phase(
+        ctx.sut,
+        schedule,
+        eff,
+        ctx.clock,
+        log_mask=log_mask_fn(ctx.next_seq, schedule.sample_count),
+        progress=ctx.progress,
+    )
+    ctx.qsl.unload_samples(indices)
+    for message, count in phase.errors.items():
+        suffix = f" ({count} times)" if count > 1 else ""
+        log.log("error_runtime", message + suffix, ctx.clock.now_ns(), kind="error")
+    _collect_accuracy(ctx, eff, phase)
+    ctx.next_seq += phase.samples_issued
+    return phase
+
+
+def _collect_accuracy(
+    ctx: _Context, eff: EffectiveSettings, phase: PhaseResult
+) -> None:
+    if not phase.response_data:
+        return
+    token_run = eff.is_token_run
+    for sample_id, payload in phase.response_data.items():
+        token_data = phase.token_data.get(sample_id) if token_run else None
+        if token_run and token_data is None and eff.scenario is not Scenario.OFFLINE:
+            token_data = b""
+        ctx.outcome.accuracy_entries.append(
+            AccuracyEntry(
+                seq_id=ctx.next_seq + sample_id,
+                qsl_idx=int(phase.schedule.sample_indices[sample_id]),
+                data=payload,
+                token_data=token_data if eff.scenario is not Scenario.OFFLINE else None,
+                token_count=int(phase.records.n_tokens[sample_id])
+                if token_run
+                else None,
+            )
+        )
+
+
+def _accuracy(ctx: _Context, eff: EffectiveSettings) -> None:
+    ctx.outcome.detail.log(
+        "generic_message", "Starting accuracy mode", ctx.clock.now_ns()
+    )
+    sets = generate_loadable_sets(eff, ctx.qsl.total_sample_count)
+    for k, loaded in enumerate(sets):
+        phase = _run_set(
+            ctx,
+            eff,
+            loaded.indices,
+            loaded.distribution_end,
+            lambda _seq, n: np.ones(n, dtype=np.bool_),
+            f"accuracy set {k + 1}/{len(sets)}",
+        )
+        ctx.outcome.accuracy_phases.append(phase)
+
+
+def _performance(ctx: _Context, eff: EffectiveSettings, *, final: bool) -> Summary:
+    ctx.outcome.detail.log(
+        "generic_message", "Starting performance mode", ctx.clock.now_ns()
+    )
+    loaded = generate_loadable_sets(eff, ctx.qsl.total_sample_count)[0]
+    ctx.outcome.loaded_qsl_set = loaded.indices.tolist()
+    phase = _run_set(
+        ctx,
+        eff,
+        loaded.indices,
+        loaded.distribution_end,
+        lambda seq, n: _sampled_log_mask(eff, seq, n),
+        "performance",
+    )
+    summary = summarize(phase, eff)
+    if final:
+        _log_results(ctx, phase, summary)
+        ctx.outcome.performance = phase
+        ctx.outcome.summary = summary
+    return summary
+
+
+def _log_results(ctx: _Context, phase: PhaseResult, summary: Summary) -> None:
+    log = ctx.outcome.detail
+    now = ctx.clock.now_ns()
+    begin = ctx.outcome.started_at + dt.timedelta(
+        microseconds=(phase.start_ns - log.origin_ns) / 1e3
+    )
+    end = begin + dt.timedelta(microseconds=(phase.end_ns - phase.start_ns) / 1e3)
+    log.log("power_begin", _power_time(begin), now)
+    log.log("power_end", _power_time(end), now)
+    log.log_many(result_entries(summary), now)
+
+
+def _power_time(moment: dt.datetime) -> str:
+    return moment.strftime("%m-%d-%Y %H:%M:%S.") + f"{moment.microsecond // 1000:03d}"
+
+
+def _sampled_log_mask(
+    eff: EffectiveSettings, first_seq: int, n: int
+) -> npt.NDArray[np.bool_] | None:
+    """Performance-mode accuracy-log sampling: ``frac(u_i + offset) <= p`` (spec 2.2)."""
+    req = eff.requested
+    p = req.accuracy_log_probability
+    if req.accuracy_log_sampling_target > 0:
+        spq = eff.samples_per_query
+        expected = int(eff.target_qps * eff.min_duration_ms / 1000)
+        minimum = (
+            eff.min_sample_count
+            if eff.scenario is Scenario.OFFLINE
+            else eff.min_query_count * spq
+        )
+        if eff.scenario is not Scenario.OFFLINE:
+            expected *= spq
+        p = req.accuracy_log_sampling_target / max(expected, minimum)
+    if p <= 0:
+        return None
+    u = MT19937Stream(5489).canonical(first_seq + n)[first_seq:]
+    offset = float(MT19937Stream(req.accuracy_log_rng_seed).canonical(1)[0])
+    shifted = u + offset
+    shifted = np.where(shifted < 1.0, shifted, shifted - 1.0)
+    return np.asarray(shifted <= p)
+
+
+def _find_peak(ctx: _Context, eff: EffectiveSettings) -> None:
+    """Widen the Server QPS by ``1 + step`` until it fails, then bisect (LoadGen's FindPeak)."""
+    req = eff.requested
+    decimals = req.server_find_peak_qps_decimals_of_precision
+    base = _performance(ctx, eff, final=False)
+    ctx.outcome.peak_trials.append((eff.target_qps, base.perf_constraints_met))
+    if not base.perf_constraints_met:
+        ctx.outcome.detail.log(
+            "error_runtime",
+            "FindPeakPerformance: Initial lower bound does "
+            "not satisfy performance constraints",
+            ctx.clock.now_ns(),
+            kind="error",
+        )
+        _performance(ctx, eff, final=True)
+        return
+    low, high = (
+        eff.target_qps,
+        eff.target_qps * (1 + req.server_find_peak_qps_boundary_step_size),
+    )
+    while _trial(ctx, eff, high):
+        low, high = high, high * (1 + req.server_find_peak_qps_boundary_step_size)
+    scale = 10**decimals
+    while math.floor(low * scale) + 1 < math.floor(high * scale):
+        mid = math.floor((low + high) / 2 * scale) / scale
+        if _trial(ctx, eff, mid):
+            low = mid
+        else:
+            high = mid
+    ctx.outcome.detail.log(
+        "generic_message", f"FindPeakPerformance: found peak {low}", ctx.clock.now_ns()
+    )
+    _performance(ctx, _with_qps(eff, low), final=True)
+
+
+def _with_qps(eff: EffectiveSettings, qps: float) -> EffectiveSettings:
+    return dataclasses.replace(
+        eff, target_qps=qps, requested=eff.requested.copy(server_target_qps=qps)
+    )
+
+
+def _trial(ctx: _Context, eff: EffectiveSettings, qps: float) -> bool:
+    summary = _performance(ctx, _with_qps(eff, qps), final=False)
+    ctx.outcome.peak_trials.append((qps, summary.perf_constraints_met))
+    return summary.perf_constraints_met
+
+
+def write_logs(outcome: RunOutcome, output: LogOutput) -> list[Path]:
+    """Write summary, detail and accuracy logs (and the trace when asked); return the paths."""
+    output.outdir.mkdir(parents=True, exist_ok=True)
+    stamp = outcome.started_at.strftime("%Y%m%dT%H%M%SZ")
+    detail = outcome.detail
+    if outcome.summary is not None:
+        summary_text = render_summary(
+            outcome.summary,
+            sut_name=outcome.sut_name,
+            warnings=detail.warnings,
+            errors=detail.errors,
+        )
+    else:
+        summary_text = render_counts(detail.warnings, detail.errors)
+    paths = [
+        output.path("summary", "txt", stamp),
+        output.path("detail", "txt", stamp),
+        output.path("accuracy", "json", stamp),
+    ]
+    paths[0].write_text(summary_text)
+    paths[1].write_text(detail.text())
+    paths[2].write_text(render_accuracy(outcome.accuracy_entries))
+    if output.enable_trace and outcome.performance is not None:
+        from infermeter.loadgen.logs.trace import write_trace
+
+        paths.append(output.path("trace", "json", stamp))
+        write_trace(outcome.performance, paths[-1], origin_ns=detail.origin_ns)
+    return paths

@@ -1,0 +1,188 @@
+"""One benchmark run end to end: settings -> QSL + SUT -> engine -> run folder -> store."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from infermeter.clock import Clock, MonotonicClock
+from infermeter.errors import ConfigError, InfermeterError
+from infermeter.loadgen.conf import settings_from_confs
+from infermeter.loadgen.engine import Progress
+from infermeter.loadgen.interfaces import QuerySampleLibrary, SystemUnderTest
+from infermeter.loadgen.runner import RunOutcome, run_test
+from infermeter.loadgen.settings import Mode, RunSettings, Scenario
+from infermeter.runs.folder import default_run_dir, write_run_folder
+from infermeter.suts.registry import SutContext, create_sut
+from infermeter.workloads.benchmark import Benchmark
+from infermeter.workloads.datasets.factory import DatasetOptions, build_qsl
+from infermeter.workloads.registry import get_benchmark
+
+OVERRIDABLE = {
+    "min_duration_ms",
+    "max_duration_ms",
+    "min_query_count",
+    "max_query_count",
+    "performance_sample_count_override",
+    "completion_timeout_ns",
+    "server_target_latency_ns",
+    "ttft_latency",
+    "tpot_latency",
+    "accuracy_log_probability",
+    "qsl_rng_seed",
+    "sample_index_rng_seed",
+    "schedule_rng_seed",
+    "server_max_async_queries",
+    "single_stream_expected_latency_ns",
+    "multi_stream_expected_latency_ns",
+}
+
+
+@dataclass
+class RunRequest:
+    """Everything ``infermeter run`` was asked for."""
+
+    benchmark: str = "llama2-70b"
+    scenario: Scenario = Scenario.SERVER
+    mode: Mode = Mode.PERFORMANCE_ONLY
+    sut: str = "fake"
+    sut_options: dict[str, str] = field(default_factory=dict)
+    user_conf: Path | None = None
+    target_qps: float | None = None
+    overrides: dict[str, Any] = field(default_factory=dict)
+    dataset: Path | None = None
+    dataset_format: str | None = None
+    total_sample_count: int | None = None
+    output_dir: Path | None = None
+    trace: bool = False
+    store: Path | None = None
+    index: bool = True
+
+
+@dataclass
+class RunReport:
+    """The outcome and where it was written."""
+
+    outcome: RunOutcome
+    folder: Path
+    document: dict[str, Any]
+    warnings: list[str]
+
+
+def build_settings(
+    request: RunRequest, bench: Benchmark
+) -> tuple[RunSettings, list[str]]:
+    """mlperf.conf + user.conf for the benchmark, then the command-line overrides."""
+    settings, warnings = settings_from_confs(
+        bench.conf_model, request.scenario, user_conf_path=request.user_conf
+    )
+    settings.mode = request.mode
+    if request.target_qps is not None:
+        if request.target_qps <= 0:
+            raise ConfigError(
+                f"--target-qps must be > 0 (got {request.target_qps:g}); pass a positive rate"
+            )
+        settings.server_target_qps = request.target_qps
+        settings.offline_expected_qps = request.target_qps
+    for key, value in request.overrides.items():
+        if key not in OVERRIDABLE:
+            raise ConfigError(f"{key} cannot be overridden here")
+        setattr(settings, key, value)
+    settings.validate()
+    return settings, warnings
+
+
+def _qsl(request: RunRequest, bench: Benchmark) -> QuerySampleLibrary:
+    options = DatasetOptions(samples=request.total_sample_count)
+    return build_qsl(
+        bench, request.dataset, fmt=request.dataset_format, options=options
+    )
+
+
+def execute(
+    request: RunRequest,
+    *,
+    clock: Clock | None = None,
+    progress: Progress | None = None,
+    on_phase: Callable[[str], None] | None = None,
+) -> RunReport:
+    """Run the benchmark and write the run folder; never raises for an INVALID result."""
+    bench = _benchmark(request.benchmark)
+    settings, warnings = build_settings(request, bench)
+    clock = clock or MonotonicClock()
+    qsl = _qsl(request, bench)
+    context = SutContext(
+        qsl=qsl,
+        clock=clock,
+        scenario=request.scenario,
+        benchmark=bench.name,
+        token_run=settings.use_token_latencies,
+        options=dict(request.sut_options),
+    )
+    with _opened(create_sut(request.sut, context)) as sut:
+        outcome = run_test(
+            sut, qsl, settings, clock=clock, progress=progress, on_phase=on_phase
+        )
+    folder = request.output_dir or default_run_dir(bench.name, request.scenario.value)
+    meta = {
+        "benchmark": bench.name,
+        "engine": {"name": "native", "version": _engine_version()},
+        "sut": {
+            "kind": request.sut,
+            "name": outcome.sut_name,
+            "params": _public_options(request.sut_options),
+        },
+        "dataset": {
+            "name": getattr(qsl, "name", "dataset"),
+            "total_sample_count": qsl.total_sample_count,
+            "performance_sample_count": qsl.performance_sample_count,
+        },
+        "warnings": warnings,
+    }
+    document = write_run_folder(folder, outcome, meta=meta, trace=request.trace)
+    if request.index:
+        warnings += _index(folder, request.store)
+    return RunReport(outcome, folder, document, warnings)
+
+
+def _benchmark(name: str) -> Benchmark:
+    if name.endswith("-interactive"):
+        return get_benchmark(name.removesuffix("-interactive")).interactive()
+    return get_benchmark(name)
+
+
+@contextlib.contextmanager
+def _opened(sut: SystemUnderTest) -> Iterator[SystemUnderTest]:
+    try:
+        yield sut
+    finally:
+        close = getattr(sut, "close", None)
+        if callable(close):
+            close()
+
+
+def _public_options(options: dict[str, str]) -> dict[str, str]:
+    # Secrets never reach a run folder: keys are named by env var or file only.
+    return {
+        k: v for k, v in options.items() if "key" not in k.lower() or k.endswith("_env")
+    }
+
+
+def _engine_version() -> str:
+    from infermeter import __version__
+
+    return __version__
+
+
+def _index(folder: Path, store: Path | None) -> list[str]:
+    from infermeter.results.store import Store
+
+    try:
+        with Store(store) as db:
+            db.index_run(folder)
+    except InfermeterError as exc:
+        return [f"the run was not added to the results store: {exc}"]
+    return []
