@@ -1,0 +1,145 @@
+"""The onnxruntime SUT: real forward passes under Offline, SingleStream and Server."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("onnx")
+
+from infermeter.clock import MonotonicClock
+from infermeter.loadgen.interfaces import QueryBatch
+from infermeter.loadgen.runner import run_test
+from infermeter.loadgen.settings import Mode, RunSettings, Scenario
+from infermeter.suts.onnx_models import materialize_light_model
+from infermeter.suts.onnxruntime_sut import OnnxRuntimeSUT
+from infermeter.suts.registry import SutContext, create_sut
+from infermeter.testing import RecordingSink
+from infermeter.workloads import get_benchmark
+from infermeter.workloads.datasets import DatasetOptions, build_qsl
+
+
+@pytest.fixture(scope="module")
+def shufflenet() -> bytes:
+    return materialize_light_model("shufflenet")
+
+
+def _qsl(n: int = 16):
+    return build_qsl(get_benchmark("resnet50"), options=DatasetOptions(samples=n))
+
+
+def _batch(ids: list[int], indices: list[int]) -> QueryBatch:
+    return QueryBatch(
+        np.asarray(ids, np.int64),
+        np.asarray(indices, np.int64),
+        np.zeros(len(ids), np.int64),
+    )
+
+
+def test_weights_are_filled_and_batch_is_dynamic() -> None:
+    import onnxruntime as ort
+
+    model = materialize_light_model("resnet50", seed=1)
+    session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+    (inp,) = session.get_inputs()
+    assert inp.shape[0] == "N"
+    x = np.random.default_rng(0).standard_normal((2, 3, 224, 224), dtype=np.float32)
+    out = session.run(None, {inp.name: x})[0]
+    assert out.shape == (2, 1000)
+    # the shipped graph scores every class 0.001; filled weights do not
+    assert out.max() > 0.01
+
+
+def test_direct_batches_complete_with_top5(shufflenet: bytes) -> None:
+    qsl = _qsl(8)
+    sut = OnnxRuntimeSUT(qsl, shufflenet, max_batch=4)
+    sink = RecordingSink()
+    try:
+        sut.issue_query(_batch([10, 11, 12], [0, 1, 2]), sink)
+        sut.issue_query(_batch([13], [7]), sink)
+        assert sink.wait(4, timeout_s=30)
+    finally:
+        sut.close()
+    assert not sink.failed
+    assert set(sink.completed) == {10, 11, 12, 13}
+    top5 = np.frombuffer(sink.completed[13][1], np.float32)
+    assert top5.shape == (5,) and len(set(top5.tolist())) == 5
+    assert top5.min() >= 0 and top5.max() < 1000
+
+
+def test_failure_is_reported_not_raised(shufflenet: bytes) -> None:
+    qsl = build_qsl(get_benchmark("llama2-70b"), options=DatasetOptions(samples=2))
+    sut = OnnxRuntimeSUT(qsl, shufflenet)  # text samples have no image
+    sink = RecordingSink()
+    try:
+        sut.issue_query(_batch([1], [0]), sink)
+        assert sink.wait(1, timeout_s=10)
+    finally:
+        sut.close()
+    assert "has no image" in sink.failed[1]
+
+
+def _settings(scenario: Scenario, **extra: object) -> RunSettings:
+    base: dict[str, object] = {
+        "scenario": scenario,
+        "mode": Mode.PERFORMANCE_ONLY,
+        "min_duration_ms": 200,
+        "min_query_count": 64,
+        "offline_expected_qps": 10.0,
+        # a low expected latency pre-generates plenty of queries (closed loop
+        # stops once min duration and min queries are met)
+        "single_stream_expected_latency_ns": 1_000_000,
+        "server_target_qps": 50.0,
+        "server_target_latency_ns": 2_000_000_000,
+        # p90: early stopping needs 64 queries there, 662 at p99
+        "server_target_latency_percentile": 0.9,
+    }
+    base.update(extra)
+    return RunSettings(**base)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "scenario", [Scenario.OFFLINE, Scenario.SINGLE_STREAM, Scenario.SERVER]
+)
+def test_engine_runs_are_valid(shufflenet: bytes, scenario: Scenario) -> None:
+    qsl = _qsl(64)
+    sut = OnnxRuntimeSUT(qsl, shufflenet, max_batch=8)
+    try:
+        outcome = run_test(sut, qsl, _settings(scenario), clock=MonotonicClock())
+    finally:
+        sut.close()
+    assert outcome.summary is not None
+    assert outcome.valid, outcome.summary
+    perf = outcome.performance
+    assert perf is not None
+    assert int((perf.records.completed_ns >= 0).sum()) >= 64
+
+
+def test_registered_factory_builds_default_resnet50() -> None:
+    qsl = _qsl(4)
+    context = SutContext(
+        qsl=qsl,
+        clock=MonotonicClock(),
+        scenario=Scenario.OFFLINE,
+        benchmark="resnet50",
+        options={"batch": "2"},
+    )
+    sut = create_sut("onnxruntime", context)
+    try:
+        assert isinstance(sut, OnnxRuntimeSUT)
+        assert sut.pool.max_batch == 2
+    finally:
+        sut.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scenario", [Scenario.OFFLINE, Scenario.SINGLE_STREAM])
+def test_resnet50_runs_are_valid(scenario: Scenario) -> None:
+    qsl = _qsl(64)
+    sut = OnnxRuntimeSUT(qsl, materialize_light_model("resnet50"), max_batch=8)
+    try:
+        outcome = run_test(sut, qsl, _settings(scenario), clock=MonotonicClock())
+    finally:
+        sut.close()
+    assert outcome.valid, outcome.summary
