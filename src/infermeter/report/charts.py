@@ -16,7 +16,7 @@ BINS = 60
 
 def _layout(title: str, x: str, y: str) -> dict[str, Any]:
     return {
-        "title": {"text": title},
+        "title": {"text": title, "x": 0.02, "xanchor": "left"},
         "xaxis": {"title": {"text": x}},
         "yaxis": {"title": {"text": y}},
         "margin": {"l": 60, "r": 20, "t": 40, "b": 50},
@@ -80,7 +80,9 @@ def throughput_over_time(rec: RecordsLike, tokens: bool) -> Figure:
     ok = rec.ok
     done = rec.completed_ns[ok].astype(np.float64)
     weights = rec.n_tokens[ok].astype(np.float64) if tokens else None
-    edges = _grid(float(done.max()) if done.size else 1.0)
+    end = float(done.max()) if done.size else 1.0
+    # About one bin per second, between 20 and 100 bins: smooth enough to read.
+    edges = _grid(end, int(min(100, max(20, end / 1e9))))
     sums, _ = np.histogram(done, bins=edges, weights=weights)
     width_s = (edges[1] - edges[0]) / 1e9
     unit = "tokens/s" if tokens else "samples/s"

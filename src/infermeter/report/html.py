@@ -99,7 +99,11 @@ def _failures(run: RunLike) -> list[tuple[str, int]]:
 
 
 def _metric_rows(metrics: Mapping[str, Any]) -> list[tuple[str, str]]:
-    rows = [(k, f"{v:,.3f}") for k, v in metrics.items() if isinstance(v, int | float)]
+    rows = [
+        (k, f"{v:,}" if isinstance(v, int) else f"{v:,.3f}")
+        for k, v in metrics.items()
+        if isinstance(v, int | float) and not isinstance(v, bool)
+    ]
     for block in ("latency_ns", "ttft_ns", "tpot_ns", "issue_lateness_ns"):
         values = metrics.get(block)
         if isinstance(values, dict) and values:
