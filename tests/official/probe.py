@@ -8,6 +8,7 @@ Used by tests in a subprocess (the wheel keeps global state per process):
 
 from __future__ import annotations
 
+import array
 import json
 import sys
 import tempfile
@@ -31,13 +32,23 @@ def main(spec: dict) -> dict:
     total = spec.pop("total", 1024)
     perf = spec.pop("perf", 1024)
     trace = spec.pop("trace", True)
+    tokens = spec.pop("tokens", False)
     issued: list[int] = []
-    ids_by_index: list[int] = []
+    payload = array.array("B", b"\x01\x02\x03\x04")
+    address, size = payload.buffer_info()
 
-    def issue(samples):  # completes every sample at once
+    def issue(samples):  # completes every sample at once, with a 4-byte response
         issued.extend(s.index for s in samples)
-        lg.QuerySamplesComplete([lg.QuerySampleResponse(s.id, 0, 0) for s in samples])
-        ids_by_index.extend(s.id for s in samples)
+        if tokens:
+            lg.FirstTokenComplete(
+                [lg.QuerySampleResponse(s.id, address, size) for s in samples]
+            )
+            responses = [
+                lg.QuerySampleResponse(s.id, address, size, 2) for s in samples
+            ]
+        else:
+            responses = [lg.QuerySampleResponse(s.id, address, size) for s in samples]
+        lg.QuerySamplesComplete(responses)
 
     sut = lg.ConstructSUT(issue, lambda: None)
     qsl = lg.ConstructQSL(total, perf, lambda i: None, lambda i: None)
@@ -76,6 +87,15 @@ def main(spec: dict) -> dict:
         "sample_indices": issued,
         "scheduled_ns": scheduled,
         "detail": detail,
+        "summary_text": (out / "mlperf_log_summary.txt").read_text(),
+        "detail_keys": sorted(
+            {
+                json.loads(line[len(":::MLLOG ") :])["key"]
+                for line in (out / "mlperf_log_detail.txt").read_text().splitlines()
+                if line.startswith(":::MLLOG")
+            }
+        ),
+        "accuracy_text": (out / "mlperf_log_accuracy.json").read_text(),
         "outdir": str(out),
     }
 

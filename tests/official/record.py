@@ -19,7 +19,10 @@ def main() -> None:
     for name, case in sorted(CASES.items()):
         out = subprocess.run(
             [sys.executable, "-m", "tests.official.probe", json.dumps(case)],
-            cwd=ROOT, capture_output=True, text=True, check=True,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
         )
         result = json.loads(out.stdout)
         entry = {

@@ -158,30 +158,29 @@ class _PhaseRunner:
             q = end
 
     def closed_loop(self) -> None:
+        """Issue one query at a time (or ``max_in_flight``); LoadGen's SS/MS loop."""
         n = self.schedule.query_count
         s = self.settings
         min_duration_ns = s.min_duration_ms * NS_PER_MS
         q = 0
         while q < n:
+            if not self.wait_below(self.policy.max_in_flight):
+                return
             now = self.clock.now_ns()
+            if self.limits_hit(q, now):
+                return
+            self.origin[q] = now
+            self.issue(q, q + 1, now, self.origin[q : q + 1])
+            q += 1
+            # LoadGen ends naturally once the query just issued meets both minimums.
             if (
                 self.policy.stop_on_min
                 and q >= s.min_query_count
                 and (now - self.start >= min_duration_ns)
             ):
                 return
-            if self.limits_hit(q, now):
-                return
-            if not self.wait_below(self.policy.max_in_flight):
-                return
-            now = self.clock.now_ns()
-            self.origin[q] = now
-            self.issue(q, q + 1, now, self.origin[q : q + 1])
-            q += 1
         if self.policy.stop_on_min:
-            now = self.clock.now_ns()
-            if q < s.min_query_count or now - self.start < min_duration_ns:
-                self.ran_out = True
+            self.ran_out = True
 
     def wait_below(self, in_flight: int) -> bool:
         """Block until fewer than ``in_flight`` queries are outstanding."""

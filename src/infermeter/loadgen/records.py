@@ -23,6 +23,18 @@ from infermeter.loadgen.interfaces import IdArray, ResponseData
 UNSET = -1
 STATUS_OK = 0
 MAX_ERROR_KINDS = 32
+Stamps = int | npt.NDArray[np.int64]
+"""One engine-clock time for a whole call, or one per id."""
+
+
+def _pick(now: Stamps, mask: npt.NDArray[np.bool_]) -> Stamps:
+    return now if isinstance(now, int) else np.asarray(now, dtype=np.int64)[mask]
+
+
+def _latest(now: Stamps, clock: Clock) -> int:
+    if isinstance(now, int):
+        return now
+    return int(now.max()) if now.shape[0] else clock.now_ns()
 
 
 @dataclass(slots=True)
@@ -55,6 +67,16 @@ class Records:
             + self.n_tokens.nbytes
             + self.status.nbytes
         )
+
+
+class _EmptyData(Sequence[bytes]):
+    """Stands in for ``data`` when a SUT completes without any."""
+
+    def __getitem__(self, index: object) -> bytes:  # type: ignore[override]
+        return b""
+
+    def __len__(self) -> int:
+        return 0
 
 
 class Sink:
@@ -94,9 +116,13 @@ class Sink:
 
     # -- CompletionSink ------------------------------------------------------------
     def first_token(
-        self, ids: IdArray, data: Sequence[ResponseData] | None = None
+        self,
+        ids: IdArray,
+        data: Sequence[ResponseData] | None = None,
+        *,
+        at_ns: Stamps | None = None,
     ) -> None:
-        now = self._clock.now_ns()
+        now = self._clock.now_ns() if at_ns is None else at_ns
         ids = np.asarray(ids, dtype=np.int64)
         rec = self._records
         with self._lock:
@@ -109,7 +135,7 @@ class Sink:
                 mask[np.nonzero(mask)[0][late]] = False
             fresh = rec.first_token_ns[ids[mask]] == UNSET
             mask[np.nonzero(mask)[0][~fresh]] = False
-            rec.first_token_ns[ids[mask]] = now
+            rec.first_token_ns[ids[mask]] = _pick(now, mask)
             if (
                 data is not None
                 and self._keep_token_data
@@ -123,22 +149,26 @@ class Sink:
         *,
         n_tokens: npt.NDArray[np.int64] | int | None = None,
         data: Sequence[ResponseData] | None = None,
+        at_ns: Stamps | None = None,
     ) -> None:
-        now = self._clock.now_ns()
+        """Complete ``ids``; ``at_ns`` (int or one per id, this sink's clock) are
+        times an adapter took on its own entry, so it can hand over many calls at once."""
+        now = self._clock.now_ns() if at_ns is None else at_ns
         ids = np.asarray(ids, dtype=np.int64)
         rec = self._records
         with self._lock:
             mask = self._accept(ids, "completion")
             chosen = ids[mask]
-            rec.completed_ns[chosen] = now
+            rec.completed_ns[chosen] = _pick(now, mask)
             if n_tokens is not None:
                 if isinstance(n_tokens, int):
                     rec.n_tokens[chosen] = n_tokens
                 else:
                     rec.n_tokens[chosen] = np.asarray(n_tokens, dtype=np.int64)[mask]
-            if data is not None and self._log_mask is not None:
-                self._keep(ids, mask, data, self.response_data)
-            self._progress(int(chosen.shape[0]), now)
+            if self._log_mask is not None:
+                # A response without data is logged with empty data, as LoadGen does.
+                self._keep(ids, mask, data or _EmptyData(), self.response_data)
+            self._progress(int(chosen.shape[0]), _latest(now, self._clock))
 
     def fail(self, ids: IdArray, reason: str) -> None:
         now = self._clock.now_ns()

@@ -199,6 +199,7 @@ def _run_set(
         progress=ctx.progress,
     )
     ctx.qsl.unload_samples(indices)
+    _log_power(ctx, phase)
     for message, count in phase.errors.items():
         suffix = f" ({count} times)" if count > 1 else ""
         log.log("error_runtime", message + suffix, ctx.clock.now_ns(), kind="error")
@@ -263,22 +264,25 @@ def _performance(ctx: _Context, eff: EffectiveSettings, *, final: bool) -> Summa
     )
     summary = summarize(phase, eff)
     if final:
-        _log_results(ctx, phase, summary)
+        _log_results(ctx, summary)
         ctx.outcome.performance = phase
         ctx.outcome.summary = summary
     return summary
 
 
-def _log_results(ctx: _Context, phase: PhaseResult, summary: Summary) -> None:
+def _log_results(ctx: _Context, summary: Summary) -> None:
+    ctx.outcome.detail.log_many(result_entries(summary), ctx.clock.now_ns())
+
+
+def _log_power(ctx: _Context, phase: PhaseResult) -> None:
+    """power_begin/end: the phase's wall-clock window, for power analysers."""
     log = ctx.outcome.detail
     now = ctx.clock.now_ns()
-    begin = ctx.outcome.started_at + dt.timedelta(
-        microseconds=(phase.start_ns - log.origin_ns) / 1e3
-    )
+    offset_us = (phase.start_ns - log.origin_ns) / 1e3
+    begin = ctx.outcome.started_at + dt.timedelta(microseconds=offset_us)
     end = begin + dt.timedelta(microseconds=(phase.end_ns - phase.start_ns) / 1e3)
     log.log("power_begin", _power_time(begin), now)
     log.log("power_end", _power_time(end), now)
-    log.log_many(result_entries(summary), now)
 
 
 def _power_time(moment: dt.datetime) -> str:

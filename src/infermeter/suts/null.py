@@ -18,11 +18,13 @@ class NullSUT:
         self.n_tokens = n_tokens
 
     def issue_query(self, batch: QueryBatch, sink: CompletionSink) -> None:
+        # Response bytes only when the accuracy log wants them: keeps the hot path bare.
+        data = [PAYLOAD] * len(batch) if sink.wants_data(batch.ids).any() else None
         if self.token_run:
-            sink.first_token(batch.ids)
-            sink.complete(batch.ids, n_tokens=self.n_tokens)
+            sink.first_token(batch.ids, data)
+            sink.complete(batch.ids, n_tokens=self.n_tokens, data=data)
         else:
-            sink.complete(batch.ids)
+            sink.complete(batch.ids, data=data)
 
     def flush_queries(self) -> None:
         pass
