@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 POWERCAP = Path("/sys/class/powercap")
+MIN_WINDOW_S = 1.0
 
 
 class PowerSource(Protocol):
@@ -145,17 +146,30 @@ class PowerSampler:
         self.sample()
         return self.summary()
 
+    def _window_watts(self, totals: list[float]) -> list[float]:
+        """Power over windows of at least ``MIN_WINDOW_S``.
+
+        Energy counters tick coarsely (NVML every few tens of ms), so power
+        over one short interval overshoots: on an H200 capped at 700 W, 0.1 s
+        windows gave 1,364 W. Windows of a second or more do not.
+        """
+        watts, anchor = list[float](), 0
+        for i in range(1, len(totals)):
+            span = self._times[i] - self._times[anchor]
+            if span >= MIN_WINDOW_S or (
+                i == len(totals) - 1 and not watts and span > 0
+            ):
+                watts.append((totals[i] - totals[anchor]) / span)
+                anchor = i
+        return watts
+
     def summary(self) -> dict[str, Any]:
         """What run.json keeps: totals and per-source energy, mean/max power."""
         if not self.sources or len(self._times) < 2:
             return {"sources": [], "available": False}
         duration = self._times[-1] - self._times[0]
         totals = [sum(row) for row in self._energy]
-        watts = [
-            (totals[i + 1] - totals[i]) / (self._times[i + 1] - self._times[i])
-            for i in range(len(totals) - 1)
-            if self._times[i + 1] > self._times[i]
-        ]
+        watts = self._window_watts(totals)
         energy = totals[-1] - totals[0]
         per_source = {
             s.name: round(self._energy[-1][i] - self._energy[0][i], 6)

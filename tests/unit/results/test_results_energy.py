@@ -127,3 +127,26 @@ def test_nvml_energy_counter_and_power_fallback():
     old = NvmlSource(1, FakeNvml(counter=False), clock)
     clock.t = 2.0
     assert old.read_energy_j() == pytest.approx(600.0)  # 300 W for 2 s
+
+
+class TickingCounter:
+    """A counter that ticks 30 J every 0.3 s (a steady 100 W), read more often."""
+
+    name = "ticking"
+
+    def __init__(self, clock: FakeClock) -> None:
+        self.clock = clock
+
+    def read_energy_j(self) -> float:
+        return 30.0 * int(round(self.clock.t, 6) / 0.3)
+
+
+def test_coarse_counters_do_not_inflate_max_power():
+    clock = FakeClock()
+    sampler = PowerSampler([TickingCounter(clock)], interval_s=0.1, clock=clock)
+    for step in range(31):
+        clock.t = step / 10
+        sampler.sample()
+    summary = sampler.summary()
+    assert summary["mean_w"] == pytest.approx(100.0)
+    assert 80.0 <= summary["min_w"] <= summary["max_w"] <= 120.0  # 0.1 s: 300 W
