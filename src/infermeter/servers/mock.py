@@ -15,6 +15,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from aiohttp import web
 
@@ -228,6 +229,77 @@ class MockServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class MockProcess:
+    """A mock server in a child process (no GIL shared with the client under test).
+
+    ``with MockProcess(cfg) as url: ...``; ``workers`` processes share the port.
+    """
+
+    def __init__(
+        self,
+        config: MockConfig,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        workers: int = 1,
+    ) -> None:
+        config.validate()
+        self.config = config
+        self.host = host
+        self.port = port
+        self.workers = workers
+        self._process: multiprocessing.process.BaseProcess | None = None
+
+    def start(self) -> str:
+        ctx = multiprocessing.get_context("spawn")
+        reader, writer = ctx.Pipe(duplex=False)
+        self._process = ctx.Process(
+            target=_serve_child,
+            args=(self.config, self.host, self.port, self.workers, writer),
+            daemon=True,
+        )
+        self._process.start()
+        for _ in range(600):
+            if reader.poll(0.1):
+                self.port = int(reader.recv())
+                break
+            if not self._process.is_alive():
+                break
+        else:
+            self.stop()
+        if self._process is None or not self._process.is_alive():
+            raise ConfigError(
+                "the mock server process did not start; is the port free?"
+            )
+        return f"http://{self.host}:{self.port}/v1"
+
+    def stop(self) -> None:
+        if self._process is not None:
+            self._process.terminate()
+            self._process.join(10)
+            self._process = None
+
+    def __enter__(self) -> str:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _serve_child(
+    config: MockConfig, host: str, port: int, workers: int, writer: Any
+) -> None:
+    if workers > 1 and port == 0:
+        port = _free_port(host)
+    serve(config, host=host, port=port, workers=workers, announce=writer.send)
+
+
+def _free_port(host: str) -> int:
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
 
 
 def serve(

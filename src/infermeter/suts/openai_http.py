@@ -69,6 +69,7 @@ class OpenAIHttpSUT:
         self._sent_ids: list[int] = []
         self._sent_ns: list[int] = []
         self._tasks: set[asyncio.Task[None]] = set()
+        self._slots: asyncio.Semaphore | None = None
         self._loop = _new_loop(config.use_uvloop)
         self._session: aiohttp.ClientSession | None = None
         self._thread = threading.Thread(
@@ -104,6 +105,14 @@ class OpenAIHttpSUT:
             "output_tokens": self.tally.as_dict(),
         }
 
+    def reset_records(self) -> None:
+        """Forget send times and counts (after a warm-up phase; ids restart at 0)."""
+        self._sent_ids.clear()
+        self._sent_ns.clear()
+        self.tally = TokenTally()
+        self.failures.clear()
+        self.completed = 0
+
     def close(self) -> None:
         """Cancel what is in flight, close the connections, stop the thread."""
         if not self._loop.is_running():
@@ -123,6 +132,8 @@ class OpenAIHttpSUT:
     # -- on the loop -----------------------------------------------------
     async def _open(self) -> None:
         t = self.config.timeouts
+        if self.config.max_in_flight:
+            self._slots = asyncio.Semaphore(self.config.max_in_flight)
         connector = aiohttp.TCPConnector(
             limit=self.config.max_connections, limit_per_host=0, ttl_dns_cache=300
         )
@@ -158,6 +169,21 @@ class OpenAIHttpSUT:
         self, sid: int, index: int, sink: CompletionSink, keep: bool, want: bool
     ) -> None:
         ids = np.array([sid], dtype=np.int64)
+        if self._slots is None:
+            await self._attempt(sid, index, sink, ids, keep, want)
+            return
+        async with self._slots:
+            await self._attempt(sid, index, sink, ids, keep, want)
+
+    async def _attempt(
+        self,
+        sid: int,
+        index: int,
+        sink: CompletionSink,
+        ids: np.ndarray,
+        keep: bool,
+        want: bool,
+    ) -> None:
         self._sent_ids.append(sid)
         self._sent_ns.append(self._clock.now_ns())
         try:

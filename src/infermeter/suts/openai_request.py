@@ -84,6 +84,9 @@ class OpenAIConfig:
     extra_body: dict[str, Any] = field(default_factory=dict)
     timeouts: Timeouts = field(default_factory=Timeouts)
     max_connections: int = 1024
+    # Concurrency cap: requests past it wait in the client; their send time
+    # (recorded after the wait) shows the queueing. 0 = no cap.
+    max_in_flight: int = 0
     read_bufsize: int = 1 << 20
     tokenizer_file: str | None = None
     use_uvloop: bool = True

@@ -1,0 +1,135 @@
+"""Load points against the timed mock: measured figures match the configured ones."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from infermeter.runs.endpoints import result_summary, write_json
+from infermeter.runs.load import LoadSpec, run_load
+from infermeter.runs.trace import Trace, TracePrompts
+from infermeter.servers.faults import FaultConfig
+from infermeter.servers.mock import MockConfig, MockProcess, MockServer
+from infermeter.suts.openai_http import OpenAIHttpSUT
+from infermeter.suts.openai_request import OpenAIConfig, Timeouts
+from infermeter.suts.prompts import SyntheticPrompts
+
+pytestmark = pytest.mark.integration
+
+# Large enough that the server's timer granularity (about 1 ms) stays well
+# inside the 2 % the figures must meet.
+TTFT_S = 0.200
+ITL_S = 0.020
+OUT = 20
+
+
+def _sut(url: str, **kw: object) -> OpenAIHttpSUT:
+    prompts = SyntheticPrompts(16, input_tokens=8, output_tokens=OUT)
+    cfg = OpenAIConfig(url=url, model="m", **kw)  # type: ignore[arg-type]
+    return OpenAIHttpSUT(cfg, prompts)
+
+
+def test_measured_ttft_tpot_tps_within_2_percent_of_the_timed_mock() -> None:
+    timed = MockConfig(mode="timed", ttft=f"const:{TTFT_S}", itl=f"const:{ITL_S}")
+    spec = LoadSpec(mode="concurrency", concurrency=8, requests=32, warmup_requests=8)
+    # In its own process: a server thread here would share the GIL and add up to
+    # a switch interval (5 ms) to each first token.
+    with MockProcess(timed) as url, _sut(url) as sut:
+        result = run_load(sut, spec, sample_count=16)
+    m = result.metrics
+    assert (m.completed, m.failed, m.issued) == (32, 0, 32)
+    assert np.median(m.ttft_ns) / 1e9 == pytest.approx(TTFT_S, rel=0.02)
+    assert np.median(m.tpot_ns) / 1e9 == pytest.approx(ITL_S, rel=0.02)
+    # Each of 8 users produces OUT tokens every TTFT + (OUT - 1) * ITL seconds.
+    per_request_s = TTFT_S + (OUT - 1) * ITL_S
+    expected_tps = 8 * OUT / per_request_s
+    assert m.system_tps == pytest.approx(expected_tps, rel=0.02)
+    assert m.tps_per_user == pytest.approx(1000 / (ITL_S * 1000), rel=0.02)
+    assert result.sut_stats["requests"] == 32  # warm-up left out
+    cert = result.certification
+    assert cert.requests == 32 and cert.send_lateness_ns["p99"] < 5_000_000
+
+
+def test_poisson_rate_point_and_its_result_summary(tmp_path: Path) -> None:
+    timed = MockConfig(mode="timed", ttft="const:0.02", itl="const:0.002")
+    spec = LoadSpec(mode="rate", rate=200.0, pattern="poisson", duration_s=0.5, seed=3)
+    with MockServer(timed) as url, _sut(url) as sut:
+        result = run_load(sut, spec, sample_count=16)
+    m = result.metrics
+    assert m.issued == 100 and m.completed == 100
+    assert m.target_rate == 200.0
+    assert m.ttft_p90_ms is not None and 20.0 <= m.ttft_p90_ms < 30.0
+    summary = result_summary(m, started_at=result.started_at, run_config={"rate": 200})
+    path = write_json(tmp_path / "performance" / "result_summary.json", summary)
+    data = json.loads(path.read_text())
+    assert data["n_samples_issued"] == 100 and data["complete"] is True
+    assert set(data["ttft"]) >= {
+        "total",
+        "min",
+        "max",
+        "avg",
+        "std_dev",
+        "median",
+        "percentiles",
+        "histogram",
+    }
+    assert data["ttft"]["percentiles"]["90"] == pytest.approx(
+        m.ttft_p90_ms * 1e6, rel=1e-6
+    )
+    assert data["infermeter"]["label"] == "infermeter results (unverified)"
+
+
+def test_rate_with_concurrency_cap_queues_in_the_client() -> None:
+    timed = MockConfig(mode="timed", ttft="const:0.05", itl="const:0.001")
+    spec = LoadSpec(mode="rate", rate=400.0, pattern="constant", requests=40)
+    with MockServer(timed) as url, _sut(url, max_in_flight=2) as sut:
+        result = run_load(sut, spec, sample_count=16)
+    # Two at a time, each ~70 ms: most requests wait, and the wait shows.
+    assert result.metrics.completed == 40
+    assert result.certification.send_lateness_ns["p90"] > 100_000_000
+    assert result.certification.client_bound
+
+
+def test_trace_replay_follows_timestamps() -> None:
+    arrivals = np.array([0, 50, 100, 300], dtype=np.int64) * 1_000_000
+    trace = Trace(
+        arrivals, np.array([4, 8, 4, 8]), np.array([3, 5, 3, 5]), ((1,), (1, 2), (), ())
+    )
+    spec = LoadSpec(mode="trace", trace=trace)
+    prompts = TracePrompts(trace, block_size=4)
+    cfg = OpenAIConfig(url="http://127.0.0.1:1/v1", model="m")
+    with MockServer(MockConfig(mode="echo")) as url:
+        cfg = OpenAIConfig(url=url, model="m", ignore_eos=True)
+        with OpenAIHttpSUT(cfg, prompts) as sut:
+            result = run_load(sut, spec, sample_count=len(trace))
+    issued = result.phase.records.issued_ns[:4] - result.phase.start_ns
+    assert np.allclose(issued, arrivals, atol=5_000_000)
+    assert result.phase.records.n_tokens[:4].tolist() == [3, 5, 3, 5]
+
+
+def test_fault_mix_every_sample_accounted_for() -> None:
+    faults = FaultConfig(
+        error_rate=0.1,
+        reset_rate=0.1,
+        stall_rate=0.05,
+        malformed_rate=0.1,
+        slow_first_byte_rate=0.1,
+        slow_first_byte_s=0.05,
+    )
+    cfg = MockConfig(
+        mode="faults", ttft="const:0.005", itl="const:0.001", faults=faults, seed=5
+    )
+    spec = LoadSpec(mode="concurrency", concurrency=16, requests=200)
+    with MockServer(cfg) as url, _sut(url, timeouts=Timeouts(total_s=0.5)) as sut:
+        result = run_load(sut, spec, sample_count=16)
+    m = result.metrics
+    assert m.completed + m.failed == m.issued == 200
+    assert sum(m.failure_reasons.values()) == m.failed
+    kinds = " ".join(m.failure_reasons)
+    for expected in ("HTTP 500", "connection reset", "malformed", "timeout"):
+        assert expected in kinds
+    # About 35 % of 200 fail (slow first byte still completes).
+    assert 45 <= m.failed <= 100
