@@ -68,3 +68,57 @@ def test_report_renders_charts_without_console_errors(tmp_path):
         assert 'class="main-svg"' in dom[start : start + 20_000], chart_id
     assert "data-pwned" not in re.search(r"<body[^>]*>", dom).group(0)
     assert "<title>pwned" not in dom
+
+
+def test_report_of_a_real_run_opens_without_console_errors(tmp_path):
+    pytest.importorskip("infermeter.runs.run")
+    from typer.testing import CliRunner
+
+    from infermeter.cli.main import app
+
+    runner = CliRunner()
+    run_dir, report = tmp_path / "run", tmp_path / "report.html"
+    args = [
+        "run",
+        "--sut",
+        "fake",
+        "--benchmark",
+        "llama2-70b",
+        "--scenario",
+        "Server",
+        "--target-qps",
+        "200",
+        "--min-duration",
+        "1s",
+        "--min-query-count",
+        "256",
+        "--total-sample-count",
+        "256",
+        "--sut-opt",
+        "jitter=0.2",
+        "--output-dir",
+        str(run_dir),
+        "--store",
+        str(tmp_path / "s.sqlite"),
+    ]
+    assert runner.invoke(app, args).exit_code in (0, 3)  # 3: INVALID, still a run
+    result = runner.invoke(
+        app,
+        [
+            "report",
+            str(run_dir),
+            "-o",
+            str(report),
+            "--gpu",
+            "h100-sxm",
+            "--gpus",
+            "8",
+            "--store",
+            str(tmp_path / "s.sqlite"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    dom, log = _dump_dom(report, tmp_path)
+    assert [line for line in log.splitlines() if ":CONSOLE" in line] == []
+    assert dom.count('class="main-svg"') >= 7 * 2
+    assert "result ID v4.1-" in dom and "per_million_tokens" in dom
