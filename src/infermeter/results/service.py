@@ -14,6 +14,7 @@ from infermeter.results.cost import (
     load_prices,
     measured_concurrency,
 )
+from infermeter.results.energy import run_tokens_per_joule
 from infermeter.results.headline import headline_results
 from infermeter.results.published import PublishedResult
 from infermeter.results.runfolder import load_run
@@ -39,11 +40,14 @@ def published_rows(
 class CompareResult:
     comparison: Comparison
     cost: Cost | None
+    per_joule: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             **self.comparison.as_dict(),
             "cost": self.cost.as_dict() if self.cost else None,
+            # Derived: throughput / mean sampled power (run.json "power").
+            "run_per_joule": self.per_joule,
         }
 
 
@@ -86,4 +90,4 @@ def compare_run(
             currency=currency,
             provider=provider,
         )
-    return CompareResult(comparison, cost)
+    return CompareResult(comparison, cost, run_tokens_per_joule(run.meta))

@@ -95,3 +95,18 @@ def test_run_gpu_comes_from_run_json_environment(tmp_path):
     )
     figure = run_figure(run)
     assert (figure.accelerator, figure.accelerators) == ("H100", 2)
+
+
+def test_compare_run_reports_measured_tokens_per_joule(tmp_path):
+    import json
+
+    from infermeter.results.service import compare_run
+
+    folder = write_run(tmp_path / "r", scenario="Offline")
+    meta = json.loads((folder / "run.json").read_text())
+    meta["power"] = {"available": True, "mean_w": 400.0, "energy_j": 4000.0}
+    (folder / "run.json").write_text(json.dumps(meta))
+    result = compare_run(folder, store=tmp_path / "s.sqlite", gpu="h100-sxm", gpus=1)
+    tps = meta["metrics"]["tokens_per_second"]
+    assert result.as_dict()["run_per_joule"] == pytest.approx(tps / 400.0)
+    assert result.cost is not None and result.cost.gpus == 1
