@@ -1,0 +1,63 @@
+"""Build a calibrated serving configuration from names: accelerator, count, model.
+
+This is the entry point for callers that think in systems ("8 x h100-sxm
+serving llama2-70b"), such as the planner, the simulated SUT and serve-sim.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from infermeter.errors import ConfigError
+from infermeter.perfmodel.calibrate import efficiency_for
+from infermeter.perfmodel.roofline import Deployment
+from infermeter.perfmodel.simulator import ServingConfig
+from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload
+from infermeter.perfmodel.throughput import SystemSpec, best_tp, tp_options
+
+
+def default_precision(accelerator: str) -> str:
+    """The lowest precision the part computes natively (what MLPerf submitters run)."""
+    acc = get_accelerator(accelerator)
+    return next(p for p in ("fp4", "fp8", "bf16") if acc.supports(p))
+
+
+def build_system(
+    accelerator: str,
+    count: int,
+    model: str,
+    *,
+    precision: str | None = None,
+    tp: int | None = None,
+    router: str = "least-loaded",
+    stack: str = "trt-llm",
+    calibration: Path | None = None,
+) -> ServingConfig:
+    """``count`` accelerators serving ``model`` as ``count / tp`` replicas.
+
+    Missing ``precision`` -> the part's lowest native one; missing ``tp`` -> the
+    size with the best Offline throughput. Coefficients come from calibration.
+    """
+    acc = get_accelerator(accelerator)
+    arch = get_model(model)
+    if count < 1:
+        raise ConfigError(f"Accelerator count must be >= 1 (got {count}).")
+    prec = precision or default_precision(acc.key)
+    wl = get_workload(arch.key)
+    eff = efficiency_for(acc.key, prec, stack=stack, benchmark=wl.key, path=calibration)
+    if tp is None:
+        tp = best_tp(SystemSpec(acc, count, arch, prec), wl, eff)
+    if tp not in tp_options(count):
+        raise ConfigError(
+            f"TP size {tp} must divide the accelerator count {count}; "
+            f"choose one of {tp_options(count)}."
+        )
+    dep = Deployment(acc, arch, prec, tp)
+    dep.check_fits(wl.isl_mean + wl.osl_mean)
+    return ServingConfig(dep, eff, replicas=count // tp, router=router)
+
+
+def with_replicas(cfg: ServingConfig, replicas: int) -> ServingConfig:
+    """The same deployment with another replica count."""
+    return replace(cfg, replicas=replicas)

@@ -1,0 +1,66 @@
+"""Step-time roofline: batch-1 decode against the seed figures, memory fit errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from infermeter.errors import ConfigError
+from infermeter.perfmodel.roofline import (
+    Deployment,
+    Efficiency,
+    decode_tokens_per_s,
+    prefill_s,
+)
+from infermeter.perfmodel.specs import get_accelerator, get_model
+
+LLAMA = get_model("llama2-70b")
+
+
+def _tok_s(acc: str, tp: int) -> float:
+    dep = Deployment(get_accelerator(acc), LLAMA, "fp16", tp)
+    return decode_tokens_per_s(dep, Efficiency(), batch=1)
+
+
+def test_batch1_llama2_70b_fp16_lands_near_the_published_figures() -> None:
+    # Seed figures (spec section 3.3 A): H100 SXM about 85-110 tok/s (TP4-TP8),
+    # H200 TP8 about 155 tok/s. The physics cannot put H100 TP4 and TP8 both
+    # inside 85-110 with one coefficient set (docs/perfmodel.md), so the check
+    # is: the published range lies between TP4 and TP8, each within 12 % of its
+    # nearer end, and H200 TP8 within 5 % of 155.
+    tp4, tp8 = _tok_s("h100-sxm", 4), _tok_s("h100-sxm", 8)
+    assert tp4 <= 85 <= 110 <= tp8
+    assert tp4 >= 85 * 0.88 and tp8 <= 110 * 1.12
+    assert _tok_s("h200", 8) == pytest.approx(155, rel=0.05)
+
+
+def test_decode_is_memory_bound_at_batch_1_and_amortises_with_batch() -> None:
+    dep = Deployment(get_accelerator("h100-sxm"), LLAMA, "fp8", 2)
+    one = decode_tokens_per_s(dep, Efficiency(), batch=1)
+    many = decode_tokens_per_s(dep, Efficiency(), batch=64)
+    assert many * 64 > 20 * one  # per-step weight reads are shared by the batch
+    assert many < one
+
+
+def test_prefill_is_compute_bound_and_grows_with_prompt() -> None:
+    dep = Deployment(get_accelerator("h100-sxm"), LLAMA, "fp8", 2)
+    short, long_ = prefill_s(dep, Efficiency(), 256), prefill_s(dep, Efficiency(), 2048)
+    assert long_ > 6 * short
+    flops = 2 * LLAMA.params_active * 2048
+    assert long_ >= flops / (2 * 1979e12)  # never faster than peak
+
+
+def test_model_that_does_not_fit_says_so_with_numbers() -> None:
+    dep = Deployment(get_accelerator("h100-sxm"), LLAMA, "fp16", 1)
+    with pytest.raises(ConfigError, match=r"needs 138\.0 GB .* offers 72\.0 GB usable"):
+        dep.check_fits()
+    assert dep.kv_capacity_tokens() == 0
+
+
+def test_bad_precision_and_tp_are_config_errors() -> None:
+    acc = get_accelerator("h100-sxm")
+    with pytest.raises(ConfigError, match="Unknown precision 'int3'"):
+        Deployment(acc, LLAMA, "int3", 1)
+    with pytest.raises(ConfigError, match="must be >= 1"):
+        Deployment(acc, LLAMA, "fp8", 0)
+    with pytest.raises(ConfigError, match="no dense FP4 rate"):
+        Deployment(acc, LLAMA, "fp4", 1)

@@ -1,0 +1,111 @@
+"""Spec tables: coverage, provenance, lookup errors, user overrides, derived KV bytes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from infermeter.errors import ConfigError
+from infermeter.perfmodel.specs import (
+    accelerators,
+    get_accelerator,
+    get_model,
+    get_workload,
+    match_accelerator,
+    models,
+)
+
+REQUIRED_ACCELERATORS = {
+    "a100-sxm",
+    "h100-sxm",
+    "h100-pcie",
+    "h100-nvl",
+    "h200",
+    "gh200",
+    "b200",
+    "gb200",
+    "l40s",
+    "mi300x",
+    "mi325x",
+    "gaudi3",
+    "tpu-v5e",
+    "tpu-v6e",
+}
+REQUIRED_MODELS = {
+    "llama2-70b",
+    "mixtral-8x7b",
+    "gptj-6b",
+    "llama3.1-8b",
+    "llama3.1-405b",
+    "deepseek-r1",
+    "gpt-oss-120b",
+}
+
+
+def test_every_required_entry_is_there_with_source_and_date() -> None:
+    accs = accelerators()
+    assert set(accs) >= REQUIRED_ACCELERATORS
+    for acc in accs.values():
+        assert acc.source and acc.date
+        assert acc.memory_gb > 0 and acc.bandwidth_tbs > 0 and acc.bf16_tflops > 0
+    assert set(models()) >= REQUIRED_MODELS
+
+
+def test_unknown_names_list_the_known_ones() -> None:
+    with pytest.raises(
+        ConfigError, match=r"Unknown accelerator 'h300'\. Known: .*h100-sxm"
+    ):
+        get_accelerator("h300")
+    with pytest.raises(
+        ConfigError, match=r"Unknown model 'llama9'\. Known: .*llama2-70b"
+    ):
+        get_model("llama9")
+
+
+def test_aliases_and_mlperf_strings_map_to_skus() -> None:
+    assert get_model("llama2-70b-99.9").key == "llama2-70b"
+    assert get_workload("llama2-70b-99").osl_mean == pytest.approx(294.45)
+    cases = {
+        "NVIDIA H200-SXM-141GB-CTS": "h200",
+        "NVIDIA GH200 Grace Hopper Superchip 96GB": "gh200",
+        "NVIDIA GH200 Grace Hopper Superchip 144GB": "gh200-144gb",
+        "AMD Instinct MI300X-NPS1-SPX-192GB-750W": "mi300x",
+        "NVIDIA H100-PCIe-80GB": "h100-pcie",
+    }
+    for raw, key in cases.items():
+        acc = match_accelerator(raw)
+        assert acc is not None and acc.key == key, raw
+    assert match_accelerator("Some CPU") is None
+
+
+def test_kv_bytes_per_token_match_the_spec() -> None:
+    # Spec section 3.1: Llama-2-70B 320 KiB FP16, GPT-J 448 KiB, Llama-3.1-405B 504 KiB.
+    assert get_model("llama2-70b").kv_bytes_per_token("fp16") == 320 * 1024
+    assert get_model("gptj-6b").kv_bytes_per_token("fp16") == 448 * 1024
+    assert get_model("llama3.1-405b").kv_bytes_per_token("fp8") == 252 * 1024
+
+
+def test_user_file_overrides_and_adds(tmp_path: Path) -> None:
+    f = tmp_path / "mine.toml"
+    f.write_text(
+        "[h100-sxm]\nmemory_gb = 96\nbandwidth_tbs = 4.0\nbf16_tflops = 1000\n"
+        '[x9]\nname = "X9"\nmemory_gb = 10\nbandwidth_tbs = 1\nbf16_tflops = 10\n'
+    )
+    assert get_accelerator("h100-sxm", f).memory_gb == 96
+    assert get_accelerator("x9", f).name == "X9"
+    assert get_accelerator("h100-sxm").memory_gb == 80  # the package data is untouched
+
+
+def test_bad_user_files_are_one_line_config_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not found"):
+        accelerators(tmp_path / "missing.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[a]\nmemory_gb = 1\n")
+    with pytest.raises(ConfigError, match="lacks field 'bandwidth_tbs'"):
+        accelerators(bad)
+
+
+def test_unsupported_precision_names_the_alternatives() -> None:
+    with pytest.raises(ConfigError, match="no dense FP8 rate"):
+        get_accelerator("a100-sxm").peak_flops("fp8")
