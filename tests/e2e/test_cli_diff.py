@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from tests.results_fixtures import write_run
 from typer.testing import CliRunner
 
 from infermeter.cli.main import app
+from tests.results_fixtures import write_run
 
 runner = CliRunner()
 

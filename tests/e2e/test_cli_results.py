@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from tests.results_fixtures import write_run
 from typer.testing import CliRunner
 
 from infermeter.cli.main import app
 from infermeter.errors import ConfigError, StoreError
+from tests.results_fixtures import write_run
 
 runner = CliRunner()
 V41_FILE = (
@@ -46,7 +46,8 @@ def test_add_list_show_export_rm(tmp_path):
         "cli-run"
     ]
     assert "cli-run" in (tmp_path / "runs.csv").read_text()
-    _ok(["results", "rm", "cli-run", "--store", store])
+    removed = json.loads(_ok(["results", "rm", "cli-run", "--store", store, "--json"]))
+    assert removed == {"run_id": "cli-run"}
     assert json.loads(_ok(["results", "list", "--store", store, "--json"])) == []
 
 

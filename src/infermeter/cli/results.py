@@ -42,7 +42,12 @@ def add_command(
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Index a run folder in the store."""
+    """Index a run folder in the store ('infermeter run' does this itself).
+
+    Examples:
+
+      infermeter results add runs/20261126T031500Z_llama2-70b_Server
+    """
     with Store(store) as db:
         row = db.index_run(run_dir)
     _echo(row) if as_json else out.print(f"indexed {row['run_id']} in {db.path}")
@@ -57,7 +62,12 @@ def import_command(
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Import published results (any round); all rows or none."""
+    """Import an MLCommons summary_results.json (any round); all rows or none.
+
+    Examples:
+
+      infermeter results import summary_results.json --retrieved 2026-11-26
+    """
     rows = load_summary_file(file, retrieved_at=retrieved)
     with Store(store) as db:
         count = db.add_published(rows, source=rows[0].source)
@@ -78,7 +88,14 @@ def list_command(
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """List indexed runs, or published rows with --published."""
+    """List indexed runs, or published rows with --published.
+
+    Examples:
+
+      infermeter results list
+
+      infermeter results list --published --benchmark llama2-70b --json
+    """
     with Store(store) as db:
         if published:
             rows = db.published(benchmark=benchmark, scenario=scenario)
@@ -96,7 +113,12 @@ def show_command(
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Show one indexed run."""
+    """Show one indexed run.
+
+    Examples:
+
+      infermeter results show 20261126T0315
+    """
     with Store(store) as db:
         row = db.run(run_id)
     if as_json:
@@ -113,14 +135,23 @@ def rm_command(
         str | None, typer.Option(help="Drop every published row of a round.")
     ] = None,
     store: StoreOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Drop a run from the index (its folder stays), or a published round."""
+    """Drop a run from the index (its folder stays), or a published round.
+
+    Examples:
+
+      infermeter results rm 20261126T031500Z_llama2-70b_Server
+
+      infermeter results rm --published-round v4.1
+    """
+    removed: dict[str, object] = {}
     with Store(store) as db:
         if published_round:
-            count = db.remove_published(published_round)
-            out.print(f"removed {count} published rows of {published_round}")
+            removed["published_rows"] = db.remove_published(published_round)
         if run_id:
-            out.print(f"removed {db.remove_run(run_id)} from the index")
+            removed["run_id"] = db.remove_run(run_id)
+    _echo(removed) if as_json else out.print(f"removed {removed}", highlight=False)
 
 
 @results_app.command("export")
@@ -131,9 +162,20 @@ def export_command(
         str | None, typer.Option("--format", help="csv|json|parquet")
     ] = None,
     store: StoreOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Export runs (or published rows) as CSV, JSON or Parquet."""
+    """Export runs (or published rows) as CSV, JSON or Parquet (needs pyarrow).
+
+    Examples:
+
+      infermeter results export runs.csv
+
+      infermeter results export published.parquet --published
+    """
     with Store(store) as db:
         rows = [r.as_dict() for r in db.published()] if published else db.runs()
     written = export_rows(rows, file, fmt)
-    out.print(f"wrote {len(rows)} rows to {file} ({written})")
+    if as_json:
+        _echo({"file": str(file), "rows": len(rows), "format": written})
+    else:
+        out.print(f"wrote {len(rows)} rows to {file} ({written})")
