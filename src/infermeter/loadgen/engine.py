@@ -87,7 +87,9 @@ class _PhaseRunner:
         self.settings = settings
         self.clock = clock
         self.policy = policy
-        self.records = Records.allocate(schedule.sample_count)
+        self.records = Records.allocate(
+            schedule.sample_count, tokens=settings.is_token_run
+        )
         self.sink = Sink(
             self.records,
             clock,

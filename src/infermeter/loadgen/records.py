@@ -1,8 +1,8 @@
 """Per-sample records in preallocated arrays, and the thread-safe sink that fills them.
 
-One row per issued sample: issued, first-token and completed times (int ns,
--1 = not yet), n_tokens and a status code. About 30 bytes a sample; no
-per-sample Python objects. The sink stamps times with the engine clock on
+One row per issued sample: issued and completed times (int ns, -1 = not yet)
+and a status code, 17 bytes a sample; token runs add the first-token time
+and n_tokens (12 more). No per-sample Python objects. The sink stamps times with the engine clock on
 entry and reports misuse (unknown ids, double completion, a first token after
 completion) as run errors instead of ignoring it.
 """
@@ -44,19 +44,31 @@ class Records:
     issued_ns: npt.NDArray[np.int64]
     first_token_ns: npt.NDArray[np.int64]
     completed_ns: npt.NDArray[np.int64]
-    n_tokens: npt.NDArray[np.int64]
+    n_tokens: npt.NDArray[np.int32]
     status: npt.NDArray[np.uint8]
     status_reasons: list[str] = field(default_factory=list)
 
     @classmethod
-    def allocate(cls, n_samples: int) -> Records:
+    def allocate(cls, n_samples: int, *, tokens: bool = False) -> Records:
+        """Arrays for ``n_samples``; the token columns only on token runs."""
+        n_token = n_samples if tokens else 0
         return cls(
             issued_ns=np.full(n_samples, UNSET, dtype=np.int64),
-            first_token_ns=np.full(n_samples, UNSET, dtype=np.int64),
+            first_token_ns=np.full(n_token, UNSET, dtype=np.int64),
             completed_ns=np.full(n_samples, UNSET, dtype=np.int64),
-            n_tokens=np.zeros(n_samples, dtype=np.int64),
+            n_tokens=np.zeros(n_token, dtype=np.int32),
             status=np.zeros(n_samples, dtype=np.uint8),
         )
+
+    @property
+    def has_tokens(self) -> bool:
+        return self.n_tokens.shape[0] == self.completed_ns.shape[0]
+
+    def tokens_of(self, n: int) -> npt.NDArray[np.int64]:
+        """n_tokens of the first ``n`` samples (zeros on non-token runs)."""
+        if self.has_tokens:
+            return self.n_tokens[:n].astype(np.int64)
+        return np.zeros(n, dtype=np.int64)
 
     @property
     def nbytes(self) -> int:
@@ -127,6 +139,8 @@ class Sink:
         rec = self._records
         with self._lock:
             mask = self._accept(ids, "first token", completed_is_error=False)
+            if not rec.has_tokens:  # LoadGen ignores first tokens on non-token runs
+                return
             late = rec.completed_ns[ids[mask]] != UNSET
             if late.any():
                 self._error(
@@ -160,11 +174,11 @@ class Sink:
             mask = self._accept(ids, "completion")
             chosen = ids[mask]
             rec.completed_ns[chosen] = _pick(now, mask)
-            if n_tokens is not None:
+            if n_tokens is not None and rec.has_tokens:
                 if isinstance(n_tokens, int):
                     rec.n_tokens[chosen] = n_tokens
                 else:
-                    rec.n_tokens[chosen] = np.asarray(n_tokens, dtype=np.int64)[mask]
+                    rec.n_tokens[chosen] = np.asarray(n_tokens)[mask]
             if self._log_mask is not None:
                 # A response without data is logged with empty data, as LoadGen does.
                 self._keep(ids, mask, data or _EmptyData(), self.response_data)

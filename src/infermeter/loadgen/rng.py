@@ -25,6 +25,7 @@ I64 = npt.NDArray[np.int64]
 
 _TWO32 = 1 << 32
 _CHUNK = 4096  # draws examined per vector step; bounds the work a rejection wastes
+_BIG_CHUNK = 1 << 20  # for a constant range rejections are rare: bigger steps
 _MASK32 = np.uint64(0xFFFFFFFF)
 
 
@@ -79,7 +80,19 @@ class MT19937Stream:
 
     def uniform_int(self, upper: int, n: int) -> U64:
         """``n`` draws of ``uniform_int_distribution(0, upper)`` (inclusive)."""
-        return self.uniform_ints(np.full(n, upper + 1, dtype=np.uint64))
+        span = np.uint64(upper + 1)
+        threshold = np.uint64((_TWO32 - (upper + 1)) % (upper + 1))
+        out = np.empty(n, dtype=np.uint64)
+        k = 0
+        while k < n:
+            step = min(n - k, _BIG_CHUNK)
+            product = self.peek(step) * span
+            rejected = (product & _MASK32) < threshold
+            j = int(np.argmax(rejected)) if bool(rejected.any()) else step
+            out[k : k + j] = product[:j] >> np.uint64(32)
+            k += j
+            self.advance(j + (1 if j < step else 0))
+        return out
 
     def canonical(self, n: int) -> npt.NDArray[np.float64]:
         """``n`` values of ``generate_canonical<double, 53>`` (two draws each)."""

@@ -239,20 +239,7 @@ def _remainder_positions(plan: _Plan, accuracy_order: IndexArray | None) -> Inde
 def _timestamps(settings: EffectiveSettings, plan: _Plan) -> tuple[NsArray, int]:
     """Query timestamps and the generated duration (the timestamp after the last)."""
     if settings.scenario is Scenario.SERVER:
-        rng = MT19937Stream(settings.schedule_rng_seed)
-        estimate = int(settings.target_qps * plan.gen_duration_ns / 1e9)
-        gaps = rng.exponential_ns(
-            settings.target_qps, max(plan.min_queries, estimate) + 64
-        )
-        times = _prefix_times(gaps)
-        while times[-1] < plan.gen_duration_ns or times.shape[0] <= _count(plan, times):
-            more = rng.exponential_ns(
-                settings.target_qps, max(1024, gaps.shape[0] // 4)
-            )
-            gaps = np.concatenate((gaps, more))
-            times = _prefix_times(gaps)
-        n = _count(plan, times)
-        return times[:n], int(times[n])
+        return _poisson_times(settings, plan)
     period = int((1.0 / settings.target_qps) * 1e9)
     k_gen = -(-plan.gen_duration_ns // period) if period > 0 else 0
     n = _count_from(plan, k_gen + 1)
@@ -260,11 +247,32 @@ def _timestamps(settings: EffectiveSettings, plan: _Plan) -> tuple[NsArray, int]
     return times[:n], int(times[n])
 
 
-def _prefix_times(gaps: NsArray) -> NsArray:
-    times = np.empty(gaps.shape[0] + 1, dtype=np.int64)
+def _poisson_times(settings: EffectiveSettings, plan: _Plan) -> tuple[NsArray, int]:
+    """Arrival times in chunks, written into one growing array (bounded temporaries)."""
+    rng = MT19937Stream(settings.schedule_rng_seed)
+    qps = settings.target_qps
+    estimate = int(qps * plan.gen_duration_ns / 1e9 * 1.01) + plan.min_queries + 1024
+    times = np.empty(estimate + 1, dtype=np.int64)
     times[0] = 0
-    np.cumsum(gaps, out=times[1:])
-    return times
+    filled = 1  # times[:filled] are known
+    while True:
+        if filled == times.shape[0]:
+            times = np.concatenate(
+                (times, np.empty(times.shape[0] // 4 + 1024, np.int64))
+            )
+        step = min(_GAP_CHUNK, times.shape[0] - filled)
+        gaps = rng.exponential_ns(qps, step)
+        np.cumsum(gaps, out=times[filled : filled + step])
+        times[filled : filled + step] += times[filled - 1]
+        filled += step
+        known = times[:filled]
+        if known[-1] >= plan.gen_duration_ns:
+            n = _count(plan, known)
+            if n < filled:
+                return times[:n], int(times[n])
+
+
+_GAP_CHUNK = 1 << 20
 
 
 def _count(plan: _Plan, times: NsArray) -> int:

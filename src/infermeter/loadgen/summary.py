@@ -37,10 +37,17 @@ class LatencyStats:
     sorted_ns: I64 = field(repr=False, compare=False)
 
     @classmethod
-    def of(cls, values: I64, target_percentile: float) -> LatencyStats | None:
+    def of(
+        cls, values: I64, target_percentile: float, *, owned: bool = False
+    ) -> LatencyStats | None:
+        """Stats of ``values``; ``owned`` lets it sort them in place (no copy)."""
         if values.shape[0] == 0:
             return None
-        ordered = np.sort(values)
+        if owned:
+            values.sort()
+            ordered = values
+        else:
+            ordered = np.sort(values)
         n = int(ordered.shape[0])
         pick = {p: int(ordered[min(n - 1, int(n * p))]) for p in PERCENTILES}
         return cls(
@@ -184,17 +191,19 @@ def summarize(phase: PhaseResult, settings: EffectiveSettings) -> Summary:
     """Compute every metric and the verdict of a performance phase."""
     rec = phase.records
     n = phase.samples_issued
-    origin = phase.query_origin_ns[phase.schedule.query_of_samples()[:n]]
+    origin = sample_origins(phase)
     completed = rec.completed_ns[:n]
     status = rec.status[:n]
     ok = (completed != UNSET) & (status == STATUS_OK)
-    latencies = (completed - origin)[ok]
+    latencies = completed - origin
+    if not ok.all():
+        latencies = latencies[ok]
     errors = Counter(phase.errors)
     token = _token_series(phase, settings, origin, ok, errors)
     q_last = phase.queries_issued - 1
     final_done_ns = _final_query_done(phase, q_last)
     target_p = settings.target_latency_percentile
-    lat = LatencyStats.of(latencies, target_p)
+    lat = LatencyStats.of(latencies, target_p, owned=True)
     summary = Summary(
         settings=settings,
         query_count=phase.queries_issued,
@@ -216,7 +225,7 @@ def summarize(phase: PhaseResult, settings: EffectiveSettings) -> Summary:
         final_done_s=_seconds(final_done_ns - phase.start_ns),
         max_latency_s=_seconds(lat.max) if lat else 0.0,
         overlatency_count=int((latencies > settings.target_latency_ns).sum()),
-        issue_lateness=_lateness(phase, n, settings),
+        issue_lateness=_lateness(phase, origin, settings),
         early_stopping=None,
         es_ttft=None,
         es_tpot=None,
@@ -271,13 +280,22 @@ def _query_latencies(phase: PhaseResult, target_p: float) -> LatencyStats | None
     return LatencyStats.of(done.max(axis=1) - origin, target_p)
 
 
+def sample_origins(phase: PhaseResult) -> I64:
+    """Latency origin of each issued sample (a view when queries hold one sample)."""
+    n = phase.samples_issued
+    schedule = phase.schedule
+    if schedule.samples_per_query == 1 and schedule.query_offsets is None:
+        return phase.query_origin_ns[:n]
+    return phase.query_origin_ns[schedule.query_of_samples()[:n]]
+
+
 def _lateness(
-    phase: PhaseResult, n: int, settings: EffectiveSettings
+    phase: PhaseResult, origin: I64, settings: EffectiveSettings
 ) -> LatencyStats | None:
     if settings.scenario is not Scenario.SERVER:
         return None
-    origin = phase.query_origin_ns[phase.schedule.query_of_samples()[:n]]
-    return LatencyStats.of(phase.records.issued_ns[:n] - origin, 0.99)
+    late = phase.records.issued_ns[: phase.samples_issued] - origin
+    return LatencyStats.of(late, 0.99, owned=True)
 
 
 def _token_series(

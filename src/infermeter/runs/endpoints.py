@@ -76,8 +76,8 @@ def point_metrics(
     done = rec.completed_ns[:n]
     ok = (rec.status[:n] == STATUS_OK) & (done != UNSET)
     failed = (rec.status[:n] != STATUS_OK) & (done != UNSET)
-    first = rec.first_token_ns[:n]
-    tokens = rec.n_tokens[:n]
+    first = rec.first_token_ns[:n] if rec.has_tokens else np.full(n, -1, dtype=np.int64)
+    tokens = rec.tokens_of(n)
     ttft = (first - scheduled)[ok & (first != UNSET)]
     multi = ok & (first != UNSET) & (tokens > 1)
     tpot = (done[multi] - first[multi]) // (tokens[multi] - 1)

@@ -56,6 +56,8 @@ def _write_records(path: Path, outcome: RunOutcome) -> None:
     start = phase.start_ns
 
     def rel(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        if values.shape[0] < n:  # token columns exist on token runs only
+            return np.full(n, -1, dtype=np.int64)
         return np.where(values[:n] < 0, -1, values[:n] - start)
 
     np.savez_compressed(
@@ -66,7 +68,7 @@ def _write_records(path: Path, outcome: RunOutcome) -> None:
         completed_ns=rel(rec.completed_ns),
         sample_index=phase.schedule.sample_indices[:n],
         query_index=query,
-        n_tokens=rec.n_tokens[:n],
+        n_tokens=rec.tokens_of(n),
         status=rec.status[:n],
         status_reasons=np.asarray(rec.status_reasons, dtype=str),
     )

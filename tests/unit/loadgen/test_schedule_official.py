@@ -34,32 +34,82 @@ OTHER_SEEDS = {
 }
 
 CASES: dict[str, dict[str, object]] = {
-    "server_1k_qps": {"scenario": "Server", "server_target_qps": 1000.0,
-                      "min_duration_ms": 300, "min_query_count": 100, **SEEDS},
-    "server_equal_issue": {"scenario": "Server", "server_target_qps": 2000.0,
-                           "min_duration_ms": 200, "min_query_count": 100,
-                           "sample_concatenate_permutation": True,
-                           "total": 2048, "perf": 256, **OTHER_SEEDS},
-    "single_stream": {"scenario": "SingleStream", "single_stream_expected_latency_ns": 2_000_000,
-                      "min_duration_ms": 100, "min_query_count": 50,
-                      "total": 500, "perf": 300, **SEEDS},
-    "multi_stream": {"scenario": "MultiStream", "multi_stream_expected_latency_ns": 4_000_000,
-                     "min_duration_ms": 100, "min_query_count": 40,
-                     "total": 1024, "perf": 512, **OTHER_SEEDS},
-    "offline_equal_issue": {"scenario": "Offline", "offline_expected_qps": 500.0,
-                            "min_duration_ms": 100, "min_query_count": 130,
-                            "sample_concatenate_permutation": True,
-                            "total": 300, "perf": 100, **SEEDS},
-    "server_accuracy_sets": {"scenario": "Server", "mode": "AccuracyOnly",
-                             "server_target_qps": 20000.0, "min_duration_ms": 100,
-                             "total": 500, "perf": 200, **SEEDS},
-    "offline_accuracy": {"scenario": "Offline", "mode": "AccuracyOnly",
-                         "total": 300, "perf": 128, **OTHER_SEEDS},
-    "multi_stream_accuracy": {"scenario": "MultiStream", "mode": "AccuracyOnly",
-                              "total": 200, "perf": 64, **SEEDS},
+    "server_1k_qps": {
+        "scenario": "Server",
+        "server_target_qps": 1000.0,
+        "min_duration_ms": 300,
+        "min_query_count": 100,
+        **SEEDS,
+    },
+    "server_equal_issue": {
+        "scenario": "Server",
+        "server_target_qps": 2000.0,
+        "min_duration_ms": 200,
+        "min_query_count": 100,
+        "sample_concatenate_permutation": True,
+        "total": 2048,
+        "perf": 256,
+        **OTHER_SEEDS,
+    },
+    "single_stream": {
+        "scenario": "SingleStream",
+        "single_stream_expected_latency_ns": 2_000_000,
+        "min_duration_ms": 100,
+        "min_query_count": 50,
+        "total": 500,
+        "perf": 300,
+        **SEEDS,
+    },
+    "multi_stream": {
+        "scenario": "MultiStream",
+        "multi_stream_expected_latency_ns": 4_000_000,
+        "min_duration_ms": 100,
+        "min_query_count": 40,
+        "total": 1024,
+        "perf": 512,
+        **OTHER_SEEDS,
+    },
+    "offline_equal_issue": {
+        "scenario": "Offline",
+        "offline_expected_qps": 500.0,
+        "min_duration_ms": 100,
+        "min_query_count": 130,
+        "sample_concatenate_permutation": True,
+        "total": 300,
+        "perf": 100,
+        **SEEDS,
+    },
+    "server_accuracy_sets": {
+        "scenario": "Server",
+        "mode": "AccuracyOnly",
+        "server_target_qps": 20000.0,
+        "min_duration_ms": 100,
+        "total": 500,
+        "perf": 200,
+        **SEEDS,
+    },
+    "offline_accuracy": {
+        "scenario": "Offline",
+        "mode": "AccuracyOnly",
+        "total": 300,
+        "perf": 128,
+        **OTHER_SEEDS,
+    },
+    "multi_stream_accuracy": {
+        "scenario": "MultiStream",
+        "mode": "AccuracyOnly",
+        "total": 200,
+        "perf": 64,
+        **SEEDS,
+    },
     "single_stream_equal_issue_accuracy": {
-        "scenario": "SingleStream", "mode": "AccuracyOnly",
-        "sample_concatenate_permutation": True, "total": 150, "perf": 150, **OTHER_SEEDS},
+        "scenario": "SingleStream",
+        "mode": "AccuracyOnly",
+        "sample_concatenate_permutation": True,
+        "total": 150,
+        "perf": 150,
+        **OTHER_SEEDS,
+    },
 }
 
 
@@ -73,7 +123,9 @@ def ours(case: dict[str, object]) -> dict[str, list[int]]:
     )
     for key, value in spec.items():
         setattr(settings, key, value)
-    eff = effective_settings(settings, qsl_total_count=total, qsl_performance_count=perf)
+    eff = effective_settings(
+        settings, qsl_total_count=total, qsl_performance_count=perf
+    )
     sets = generate_loadable_sets(eff, total)
     chosen = sets if eff.mode is Mode.ACCURACY_ONLY else sets[:1]
     indices: list[int] = []
@@ -83,8 +135,11 @@ def ours(case: dict[str, object]) -> dict[str, list[int]]:
         indices.extend(schedule.sample_indices.tolist())
         per_sample = schedule.scheduled_ns[schedule.query_of_samples()]
         scheduled.extend(per_sample.tolist())
-    return {"loaded_qsl_set": sets[0].indices.tolist(), "sample_indices": indices,
-            "scheduled_ns": scheduled}
+    return {
+        "loaded_qsl_set": sets[0].indices.tolist(),
+        "sample_indices": indices,
+        "scheduled_ns": scheduled,
+    }
 
 
 def official(name: str, *, recorded: bool = False) -> dict[str, list[int]]:
@@ -93,7 +148,11 @@ def official(name: str, *, recorded: bool = False) -> dict[str, list[int]]:
         return recorded[name]  # type: ignore[no-any-return]
     result = subprocess.run(
         [sys.executable, "-m", "tests.official.probe", json.dumps(CASES[name])],
-        cwd=ROOT, capture_output=True, text=True, check=True, timeout=120,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
     )
     return json.loads(result.stdout)  # type: ignore[no-any-return]
 
@@ -119,8 +178,14 @@ def test_schedule_matches_official(name: str, recorded: bool) -> None:
         if CASES[name]["scenario"] in ("Server", "Offline"):
             assert len(got["sample_indices"]) == n
     single_phase = CASES[name].get("mode", "PerformanceOnly") == "PerformanceOnly"
-    if CASES[name]["scenario"] == "Server" and single_phase and "scheduled_ns" in expected:
+    if (
+        CASES[name]["scenario"] == "Server"
+        and single_phase
+        and "scheduled_ns" in expected
+    ):
         n = len(expected["scheduled_ns"])
         # The wheel's trace prints microseconds with 3 decimals: ns-exact up to rounding.
-        diff = np.abs(np.asarray(got["scheduled_ns"][:n]) - np.asarray(expected["scheduled_ns"]))
+        diff = np.abs(
+            np.asarray(got["scheduled_ns"][:n]) - np.asarray(expected["scheduled_ns"])
+        )
         assert int(diff.max()) <= 1
