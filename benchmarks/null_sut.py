@@ -218,7 +218,7 @@ def main() -> None:
             continue
         per_query = float(r["rss_delta_bytes"]) / max(1, int(r["queries"]))  # type: ignore[arg-type]
         print(
-            f"{name:<22}{engine:<10}{str(r['valid']):<7}{float(r['rate']):>14,.0f}"  # type: ignore[arg-type]
+            f"{name:<22}{engine:<10}{r['valid']!s:<7}{float(r['rate']):>14,.0f}"  # type: ignore[arg-type]
             f"{float(r['p99_ms']):>10.2f}{float(r['wall_s']):>8.2f}{per_query:>9.0f}"
         )  # type: ignore[arg-type]
     _ratios(rows)

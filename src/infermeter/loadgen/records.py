@@ -62,7 +62,7 @@ class Records:
 
     @property
     def has_tokens(self) -> bool:
-        return self.n_tokens.shape[0] == self.completed_ns.shape[0]
+        return bool(self.n_tokens.shape[0] == self.completed_ns.shape[0])
 
     def tokens_of(self, n: int) -> npt.NDArray[np.int64]:
         """n_tokens of the first ``n`` samples (zeros on non-token runs)."""
