@@ -1,0 +1,112 @@
+"""``infermeter plan``: the cheapest configuration per accelerator for a serving target."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from infermeter.cli.main import app
+
+Opt = typer.Option
+
+
+def _money(x: float | None, fmt: str) -> str:
+    return "-" if x is None else format(x, fmt)
+
+
+@app.command("plan")
+def plan_command(
+    model: Annotated[str, Opt(help="Model, e.g. llama2-70b.")] = "llama2-70b",
+    users: Annotated[int, Opt(help="Concurrent users (streams).")] = 100,
+    tokens_per_user: Annotated[
+        float, Opt(help="Output tokens/s each user needs.")
+    ] = 30.0,
+    ttft_ms: Annotated[float, Opt(help="Time-to-first-token target (ms).")] = 2000.0,
+    precision: Annotated[
+        str | None, Opt(help="fp16, fp8 or fp4 (default: all).")
+    ] = None,
+    isl: Annotated[
+        int | None, Opt(help="Input tokens (default: benchmark mean).")
+    ] = None,
+    osl: Annotated[
+        int | None, Opt(help="Output tokens (default: benchmark mean).")
+    ] = None,
+    accelerator: Annotated[
+        list[str] | None, Opt(help="Accelerator(s) to consider (default: all).")
+    ] = None,
+    as_json: Annotated[bool, Opt("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Per accelerator type, the cheapest (precision, TP, replicas) meeting the targets.
+
+    Predicted with the calibrated roofline; costs, $/Mtok and tokens/J (at TDP)
+    are derived figures from a dated price snapshot. Examples:
+
+      infermeter plan --model llama2-70b --users 100 --tokens-per-user 30 --ttft-ms 2000
+
+      infermeter plan --precision fp8 --isl 1000 --osl 300 --accelerator h100-sxm --json
+    """
+    from infermeter.perfmodel.planner import Option, Targets, plan
+    from infermeter.perfmodel.specs import get_workload
+
+    wl = get_workload(model)
+    targets = Targets(
+        users,
+        tokens_per_user,
+        ttft_ms,
+        isl or round(wl.isl_mean),
+        osl or round(wl.osl_mean),
+    )
+    rows = plan(model, targets, precision=precision, accelerator_names=accelerator)
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "targets": dataclasses.asdict(targets),
+                    "label": "predicted (derived)",
+                    "options": [
+                        {"feasible": isinstance(r, Option), **dataclasses.asdict(r)}
+                        for r in rows
+                    ],
+                },
+                indent=2,
+            )
+        )
+        return
+    table = Table(
+        "Accelerator",
+        "Prec",
+        "TP",
+        "Replicas",
+        "Accels (band)",
+        "TPOT ms",
+        "TTFT ms",
+        "$/h",
+        "$/Mtok",
+        "tok/J",
+        title="Plan (predicted, derived)",
+    )
+    out = Console(highlight=False)
+    for r in rows:
+        if isinstance(r, Option):
+            lo, hi = r.accelerators_band
+            table.add_row(
+                r.accelerator,
+                r.precision,
+                str(r.tp),
+                str(r.replicas),
+                f"{r.accelerators} ({lo}-{hi})",
+                f"{r.tpot_ms:.1f}",
+                f"{r.ttft_ms:.0f}",
+                _money(r.usd_per_hour, ".2f"),
+                _money(r.usd_per_mtok, ".3f"),
+                _money(r.tokens_per_joule, ".2f"),
+            )
+    out.print(table)
+    for r in rows:
+        if not isinstance(r, Option):
+            out.print(f"{r.accelerator}: infeasible: {r.reason}")

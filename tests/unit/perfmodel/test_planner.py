@@ -1,0 +1,59 @@
+"""Capacity planner: the 100-users claim, cheapest choice, bad input."""
+
+from __future__ import annotations
+
+import pytest
+
+from infermeter.errors import ConfigError
+from infermeter.perfmodel.planner import (
+    Infeasible,
+    Option,
+    Targets,
+    plan,
+    plan_accelerator,
+)
+
+TARGET = Targets(users=100, tokens_per_user=30, ttft_ms=2000, isl=1000, osl=300)
+
+
+def test_llama2_70b_100_users_at_30_tok_s_needs_4_h100_at_fp16_2_at_fp8() -> None:
+    # The claim "about 4 H100 SXM GPUs" holds for FP16 (TP4); FP8 halves it.
+    fp16 = plan_accelerator("h100-sxm", "llama2-70b", TARGET, precision="fp16")
+    fp8 = plan_accelerator("h100-sxm", "llama2-70b", TARGET, precision="fp8")
+    assert isinstance(fp16, Option) and isinstance(fp8, Option)
+    assert (fp16.accelerators, fp16.tp) == (4, 4)
+    assert (fp8.accelerators, fp8.tp) == (2, 2)
+    for opt in (fp16, fp8):
+        assert opt.tpot_ms <= 1000 / 30 and opt.ttft_ms < 2000
+        lo, hi = opt.accelerators_band
+        assert lo <= opt.accelerators <= hi
+
+
+def test_cheapest_option_per_type_and_sorted_by_cost() -> None:
+    rows = plan(
+        "llama2-70b", TARGET, accelerator_names=["h100-sxm", "a100-sxm", "h200"]
+    )
+    priced = [r for r in rows if isinstance(r, Option)]
+    assert [r.accelerator for r in priced] == sorted(
+        (r.accelerator for r in priced),
+        key=lambda a: next(p.usd_per_hour for p in priced if p.accelerator == a),
+    )
+    h100 = next(r for r in priced if r.accelerator == "h100-sxm")
+    assert h100.precision == "fp8"  # cheaper than the FP16 configuration
+    assert h100.usd_per_mtok == pytest.approx(
+        h100.usd_per_hour / (100 * 30 * 3600) * 1e6
+    )
+
+
+def test_impossible_configs_say_why_with_numbers() -> None:
+    got = plan_accelerator("tpu-v5e", "llama2-70b", TARGET)
+    assert isinstance(got, Infeasible) and "GB" in got.reason
+    a100 = plan_accelerator("a100-sxm", "llama2-70b", TARGET, precision="fp8")
+    assert isinstance(a100, Infeasible) and "no FP8 rate" in a100.reason
+
+
+def test_bad_targets_are_config_errors() -> None:
+    with pytest.raises(ConfigError, match="--users must be >= 1"):
+        Targets(users=0, tokens_per_user=30, ttft_ms=2000, isl=10, osl=10)
+    with pytest.raises(ConfigError, match="Unknown model"):
+        plan("llama9", TARGET)
