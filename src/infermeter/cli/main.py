@@ -45,6 +45,8 @@ def _register() -> None:
     from infermeter.cli import benchmarks as _benchmarks  # noqa: F401
     from infermeter.cli import compare as _compare  # noqa: F401
     from infermeter.cli import diff as _diff  # noqa: F401
+    from infermeter.cli import model as _model  # noqa: F401
+    from infermeter.cli import plan as _plan  # noqa: F401
     from infermeter.cli import report as _report  # noqa: F401
     from infermeter.cli import results as _results  # noqa: F401
     from infermeter.cli import run as _run  # noqa: F401
