@@ -1,0 +1,92 @@
+"""``infermeter run`` with the local real-compute SUTs gives VALID results in short settings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from infermeter.cli.main import app
+
+runner = CliRunner()
+
+
+def _run(tmp_path: Path, *args: str) -> dict:
+    out = tmp_path / "run"
+    result = runner.invoke(
+        app, ["run", *args, "--output-dir", str(out), "--store", str(tmp_path / "s.db")]
+    )
+    assert result.exit_code == 0, result.output
+    return json.loads((out / "run.json").read_text())
+
+
+@pytest.mark.parametrize("scenario", ["Offline", "SingleStream"])
+def test_onnxruntime_resnet50_is_valid(tmp_path: Path, scenario: str) -> None:
+    pytest.importorskip("onnxruntime")
+    run = _run(
+        tmp_path,
+        "--sut",
+        "onnxruntime",
+        "--benchmark",
+        "resnet50",
+        "--scenario",
+        scenario,
+        "--min-duration",
+        "500ms",
+        "--min-query-count",
+        "64",
+        "--total-sample-count",
+        "64",
+        "--target-qps",
+        "20",
+    )
+    assert run["verdict"]["result"] == "VALID"
+    assert run["sut"]["kind"] == "onnxruntime"
+    assert run["metrics"]["samples_completed"] >= 64
+
+
+def _p90_conf(tmp_path: Path) -> Path:
+    # Short-test limits for 2 shared CPU cores: p90 for e2e latency, loose
+    # TTFT/TPOT (ms) so that 64 queries with none over the limit pass early stopping.
+    conf = tmp_path / "user.conf"
+    conf.write_text(
+        "*.Server.target_latency_percentile = 90\n"
+        "*.Server.ttft_latency = 20000\n"
+        "*.Server.tpot_latency = 5000\n"
+    )
+    return conf
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scenario", ["Offline", "Server"])
+def test_torch_llm_token_run_is_valid(tmp_path: Path, scenario: str) -> None:
+    pytest.importorskip("torch")
+    run = _run(
+        tmp_path,
+        "--sut",
+        "torch_llm",
+        "--benchmark",
+        "llama2-70b",
+        "--scenario",
+        scenario,
+        "--min-duration",
+        "1s",
+        "--min-query-count",
+        "64",
+        "--total-sample-count",
+        "64",
+        "--target-qps",
+        "20",
+        "--user-conf",
+        str(_p90_conf(tmp_path)),
+        "--sut-opt",
+        "max_tokens=8",
+    )
+    assert run["verdict"]["result"] == "VALID", run["verdict"]
+    metrics = run["metrics"]
+    assert metrics["tokens_per_second"] > 0
+    if scenario == "Server":
+        assert metrics["ttft_ns"]["p99"] > 0
+        assert metrics["tpot_ns"]["p99"] > 0
