@@ -15,6 +15,7 @@ from infermeter.loadgen.engine import Progress
 from infermeter.loadgen.interfaces import QuerySampleLibrary, SystemUnderTest
 from infermeter.loadgen.runner import RunOutcome, run_test
 from infermeter.loadgen.settings import Mode, RunSettings, Scenario
+from infermeter.results.energy import PowerSampler
 from infermeter.runs.folder import default_run_dir, write_run_folder
 from infermeter.suts.registry import SutContext, create_sut
 from infermeter.workloads.benchmark import Benchmark
@@ -122,10 +123,15 @@ def execute(
         token_run=settings.use_token_latencies,
         options=dict(request.sut_options),
     )
+    sampler = PowerSampler()  # NVML on GPUs, RAPL on CPUs, where readable
     with _opened(create_sut(request.sut, context)) as sut:
-        outcome = run_test(
-            sut, qsl, settings, clock=clock, progress=progress, on_phase=on_phase
-        )
+        sampler.start()
+        try:
+            outcome = run_test(
+                sut, qsl, settings, clock=clock, progress=progress, on_phase=on_phase
+            )
+        finally:
+            power = sampler.stop()
     folder = request.output_dir or default_run_dir(bench.name, request.scenario.value)
     meta = {
         "benchmark": bench.name,
@@ -141,6 +147,7 @@ def execute(
             "performance_sample_count": qsl.performance_sample_count,
         },
         "warnings": warnings,
+        "power": power,
     }
     document = write_run_folder(folder, outcome, meta=meta, trace=request.trace)
     if request.index:
