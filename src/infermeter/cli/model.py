@@ -23,6 +23,7 @@ def calibrate_command(
     results: Annotated[
         Path | None, Opt(help="summary_results.json (default: ../shared v4.1 file).")
     ] = None,
+    holdout: Annotated[str, Opt(help="Leave out one 'row' or one 'system'.")] = "row",
     rows: Annotated[bool, Opt(help="Print the per-row table.")] = True,
     as_json: Annotated[bool, Opt("--json", help="Machine-readable output.")] = False,
 ) -> None:
@@ -33,13 +34,14 @@ def calibrate_command(
 
       infermeter model calibrate
 
-      infermeter model calibrate --no-rows --json
+      infermeter model calibrate --holdout system --no-rows --json
     """
     from infermeter.perfmodel.calibrate import default_report
 
-    rep = default_report(results.resolve() if results else None)
+    rep = default_report(results.resolve() if results else None, holdout)
     summary = {
         "source": rep.source,
+        "holdout": holdout,
         "rows": len(rep.rows),
         "loo_median_abs_error": rep.median_error("loo"),
         "loo_offline": rep.median_error("loo", "Offline"),

@@ -248,14 +248,30 @@ def _uncalibrated(p: _Prepared) -> float:
     return float(grid[0])
 
 
-def calibrate(rows: Sequence[PublishedRow], source: str) -> CalibrationReport:
-    """Fit on ``rows`` and predict each one from a fit that left it out."""
+HOLDOUTS = ("row", "system")
+
+
+def calibrate(
+    rows: Sequence[PublishedRow], source: str, holdout: str = "row"
+) -> CalibrationReport:
+    """Fit on ``rows`` and predict each one from a fit that left it out.
+
+    ``holdout="row"`` leaves out one row (one scenario of one system);
+    ``holdout="system"`` leaves out every row of the row's result ID, so the
+    same system's other scenario and benchmarks cannot help predict it.
+    """
+    if holdout not in HOLDOUTS:
+        raise ConfigError(f"Unknown holdout {holdout!r}. Known: {', '.join(HOLDOUTS)}.")
     prepared = _prepare(rows)
     if len(prepared) < 2:
         raise ConfigError("Calibration needs at least two usable published rows.")
     results = []
     for k, p in enumerate(prepared):
-        fit = _fit_all(prepared[:k] + prepared[k + 1 :])
+        if holdout == "row":
+            train = prepared[:k] + prepared[k + 1 :]
+        else:
+            train = [q for q in prepared if q.row.result_id != p.row.result_id]
+        fit = _fit_all(train)
         eff = fit.efficiency(p.row.group, p.row.benchmark)
         loo = _predict(p, eff, fit.log_workload)
         results.append(RowResult(p.row, _uncalibrated(p), loo))
@@ -266,10 +282,10 @@ def calibrate(rows: Sequence[PublishedRow], source: str) -> CalibrationReport:
 
 
 @lru_cache(maxsize=4)
-def default_report(path: Path | None = None) -> CalibrationReport:
+def default_report(path: Path | None = None, holdout: str = "row") -> CalibrationReport:
     """The calibration on the v4.1 file (or the built-in table), computed once."""
     rows, source = load_rows(path)
-    return calibrate(rows, source)
+    return calibrate(rows, source, holdout)
 
 
 @lru_cache(maxsize=4)

@@ -1,0 +1,44 @@
+"""Time the serving simulator on the 24,576-sample Llama 2 70B Server run, and judge it.
+
+Run: .venv/bin/python benchmarks/simulator_speed.py
+Simulated (derived) figures; published rates are MLPerf v4.1 results with their IDs.
+"""
+
+from __future__ import annotations
+
+import time
+
+from infermeter.perfmodel.calibrate import default_report
+from infermeter.perfmodel.simulator import simulate_server
+from infermeter.perfmodel.specs import get_workload
+from infermeter.perfmodel.systems import build_system
+from infermeter.perfmodel.verdict import judge_workload
+
+N = 24_576
+WL = get_workload("llama2-70b")
+PUBLISHED = [("v4.1-0043", "h100-sxm", 21605.8), ("v4.1-0048", "h200", 29228.2)]
+
+
+def main() -> None:
+    start = time.perf_counter()
+    default_report()
+    print(f"calibration (176 rows, leave-one-out): {time.perf_counter() - start:.2f} s")
+    for rid, acc, tokens_s in PUBLISHED:
+        system = build_system(acc, 8, "llama2-70b")
+        for mult in (1.0, 1.3):
+            qps = tokens_s / WL.osl_mean * mult
+            best = float("inf")
+            for _ in range(3):
+                start = time.perf_counter()
+                res = simulate_server(system, WL, qps, N, seed=1)
+                best = min(best, time.perf_counter() - start)
+            v = judge_workload(res, WL)
+            print(
+                f"{rid} 8x{acc} TP{system.deployment.tp} at {mult:.1f}x published "
+                f"({qps:.1f} QPS): {v.result}, TTFT p99 {v.ttft_p99_ns / 1e6:,.0f} ms, "
+                f"TPOT p99 {v.tpot_p99_ns / 1e6:.0f} ms; best of 3: {best:.2f} s"
+            )
+
+
+if __name__ == "__main__":
+    main()
