@@ -144,19 +144,34 @@ def test_api_key_is_sent_but_never_in_reasons_or_stats(
     secret = "sk-test-SECRET-0123456789"
     monkeypatch.setenv("MY_KEY", secret)
     key = ApiKey.load(env="MY_KEY")
-    assert key is not None and secret not in repr(key)
-    # The mock puts the request's own words in error bodies only for bad JSON;
-    # a 500 with the key echoed back must still come out redacted.
-    cfg = MockConfig(mode="faults", faults=FaultConfig(error_rate=1.0))
+    assert key is not None and secret not in repr(key) and secret not in str(key)
+    cfg = MockConfig(mode="faults", faults=FaultConfig(error_rate=0.5), seed=2)
     with MockServer(cfg) as url:
         sut = OpenAIHttpSUT(
             OpenAIConfig(url=url, model="m"), SyntheticPrompts(2), api_key=key
         )
         with sut:
-            sink = _run(sut, 2)
+            sink = _run(sut, 8)
+    assert sink.failed and sink.completed
     assert key.redact(f"x {secret} y") == "x *** y"
     assert secret not in str(sink.failed) and secret not in str(sut.stats())
     assert secret not in str(sut.config.params())
+
+
+def test_authorization_header_reaches_the_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MY_KEY", "k")
+    srv = MockServer()
+    url = srv.start()
+    with OpenAIHttpSUT(
+        OpenAIConfig(url=url, model="m"),
+        SyntheticPrompts(2),
+        api_key=ApiKey.load(env="MY_KEY"),
+    ) as sut:
+        _run(sut, 3)
+    srv.stop()
+    assert srv.app.stats["with_authorization"] == 3
 
 
 def test_missing_key_env_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:

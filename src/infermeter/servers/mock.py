@@ -109,6 +109,8 @@ class MockApp:
 
     async def _handle(self, request: web.Request, *, chat: bool) -> web.StreamResponse:
         self.stats["requests"] += 1
+        if "Authorization" in request.headers:  # never logged, only counted
+            self.stats["with_authorization"] += 1
         try:
             parsed = parse_request(
                 await request.read(), chat=chat, in_flight=self.in_flight

@@ -21,8 +21,10 @@ import numpy as np
 from infermeter.clock import Clock, MonotonicClock
 from infermeter.errors import ConfigError, SUTProtocolError, SUTTimeoutError
 from infermeter.loadgen.interfaces import CompletionSink, QueryBatch
+from infermeter.suts.openai_options import config_from_options, prompts_for
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig, build_body
 from infermeter.suts.prompts import PromptSource
+from infermeter.suts.registry import SutContext, register
 from infermeter.suts.sse import StreamOutcome, StreamState, parse_body
 from infermeter.suts.token_count import FileTokenizer, TokenTally, count_tokens
 
@@ -302,3 +304,11 @@ def _raise_fd_limit(wanted: int) -> None:
     target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
     if soft != resource.RLIM_INFINITY and soft < target:
         resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+
+
+@register("openai")
+def _create(context: SutContext) -> OpenAIHttpSUT:
+    config, key = config_from_options(context.options)
+    return OpenAIHttpSUT(
+        config, prompts_for(context.qsl), api_key=key, clock=context.clock
+    )
