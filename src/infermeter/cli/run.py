@@ -22,6 +22,7 @@ Examples:
   infermeter run --benchmark resnet50 --scenario SingleStream --sut null --min-duration 1s
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --target-qps 4
   infermeter run --user-conf user.conf --output-dir runs/my-run --json
+  infermeter run --engine mlcommons --sut null --scenario Offline   # official LoadGen
 """
 
 
@@ -105,6 +106,12 @@ def run_command(
     store: Annotated[
         Path | None, typer.Option(help="Results store (SQLite) path.")
     ] = None,
+    engine: Annotated[
+        str,
+        typer.Option(
+            help="native, or mlcommons: the official LoadGen (pip install mlcommons-loadgen)."
+        ),
+    ] = "native",
     json_output: Annotated[
         bool, typer.Option("--json", help="Print run.json instead of the summary.")
     ] = False,
@@ -162,6 +169,7 @@ def run_command(
         output_dir=output_dir,
         trace=trace,
         store=store,
+        engine=engine,
     )
     report = print_run(request, execute, json_output=json_output)
     valid = report.outcome.valid

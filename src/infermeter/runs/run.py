@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.clock import Clock, MonotonicClock
+from infermeter.compat.official import OfficialOutcome, run_official
 from infermeter.errors import ConfigError, InfermeterError
 from infermeter.loadgen.conf import settings_from_confs
 from infermeter.loadgen.engine import Progress
@@ -17,6 +18,7 @@ from infermeter.loadgen.runner import RunOutcome, run_test
 from infermeter.loadgen.settings import Mode, RunSettings, Scenario
 from infermeter.results.energy import PowerSampler
 from infermeter.runs.folder import default_run_dir, write_run_folder
+from infermeter.runs.official_folder import engine_meta, write_official_folder
 from infermeter.suts.registry import SutContext, create_sut
 from infermeter.workloads.benchmark import Benchmark
 from infermeter.workloads.datasets.factory import DatasetOptions, build_qsl
@@ -61,13 +63,14 @@ class RunRequest:
     trace: bool = False
     store: Path | None = None
     index: bool = True
+    engine: str = "native"  # or "mlcommons": the official LoadGen wheel
 
 
 @dataclass
 class RunReport:
     """The outcome and where it was written."""
 
-    outcome: RunOutcome
+    outcome: RunOutcome | OfficialOutcome
     folder: Path
     document: dict[str, Any]
     warnings: list[str]
@@ -123,19 +126,44 @@ def execute(
         token_run=settings.use_token_latencies,
         options=dict(request.sut_options),
     )
+    if request.engine not in ("native", "mlcommons"):
+        raise ConfigError(
+            f"Unknown engine {request.engine!r}. Known: native, mlcommons"
+        )
+    folder = request.output_dir or default_run_dir(bench.name, request.scenario.value)
     sampler = PowerSampler()  # NVML on GPUs, RAPL on CPUs, where readable
+    outcome: RunOutcome | OfficialOutcome
     with _opened(create_sut(request.sut, context)) as sut:
         sampler.start()
         try:
-            outcome = run_test(
-                sut, qsl, settings, clock=clock, progress=progress, on_phase=on_phase
-            )
+            if request.engine == "mlcommons":
+                outcome = run_official(
+                    sut,
+                    qsl,
+                    settings,
+                    folder,
+                    trace=request.trace,
+                    clock=clock,
+                    on_phase=on_phase,
+                )
+            else:
+                outcome = run_test(
+                    sut,
+                    qsl,
+                    settings,
+                    clock=clock,
+                    progress=progress,
+                    on_phase=on_phase,
+                )
         finally:
             power = sampler.stop()
-    folder = request.output_dir or default_run_dir(bench.name, request.scenario.value)
     meta = {
         "benchmark": bench.name,
-        "engine": {"name": "native", "version": _engine_version()},
+        "engine": (
+            engine_meta()
+            if request.engine == "mlcommons"
+            else {"name": "native", "version": _engine_version()}
+        ),
         "sut": {
             "kind": request.sut,
             "name": outcome.sut_name,
@@ -149,7 +177,10 @@ def execute(
         "warnings": warnings,
         "power": power,
     }
-    document = write_run_folder(folder, outcome, meta=meta, trace=request.trace)
+    if isinstance(outcome, OfficialOutcome):
+        document = write_official_folder(folder, outcome, meta=meta)
+    else:
+        document = write_run_folder(folder, outcome, meta=meta, trace=request.trace)
     if request.index:
         warnings += _index(folder, request.store)
     return RunReport(outcome, folder, document, warnings)

@@ -1,0 +1,188 @@
+"""``--engine mlcommons`` against ``--engine native``: same SUT, same settings, same run folder."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from infermeter.cli.main import app
+from infermeter.compat.logparse import read_accuracy
+from infermeter.errors import ConfigError
+from infermeter.loadgen.settings import Mode, Scenario
+from infermeter.results.runfolder import load_run
+from infermeter.runs.run import RunReport, RunRequest, execute
+
+pytestmark = pytest.mark.integration
+runner = CliRunner()
+
+
+def _run(tmp_path: Path, engine: str, **fields: object) -> RunReport:
+    request = RunRequest(
+        sut="fake",
+        output_dir=tmp_path / engine,
+        store=tmp_path / "store.db",
+        engine=engine,
+        total_sample_count=64,
+        **fields,  # type: ignore[arg-type]
+    )
+    return execute(request)
+
+
+def _both(tmp_path: Path, **fields: object) -> tuple[RunReport, RunReport]:
+    pytest.importorskip("mlperf_loadgen")
+    return _run(tmp_path, "native", **fields), _run(tmp_path, "mlcommons", **fields)
+
+
+@pytest.mark.official
+def test_server_same_sample_order_and_headline_within_noise(tmp_path: Path) -> None:
+    native, official = _both(
+        tmp_path,
+        benchmark="resnet50",
+        scenario=Scenario.SERVER,
+        target_qps=600.0,  # 600 queries: early stopping needs 459 at p99
+        overrides={"min_duration_ms": 1000, "min_query_count": 500},
+    )
+    assert official.document["engine"]["name"] == "mlcommons-loadgen"
+    assert official.document["engine"]["version"].count(".") == 2
+    assert native.document["engine"]["name"] == "native"
+    for report in (native, official):
+        assert report.document["verdict"]["result"] == "VALID", report.document[
+            "verdict"
+        ]
+    a, b = load_run(native.folder).records, load_run(official.folder).records
+    assert np.array_equal(a.sample_index, b.sample_index)  # the same MLPerf schedule
+    m_native, m_official = native.document["metrics"], official.document["metrics"]
+    assert set(m_native) >= set(m_official) - {"failure_reasons"}
+    assert m_official["queries_issued"] == m_native["queries_issued"]
+    assert m_official["samples_per_second"] == pytest.approx(
+        m_native["samples_per_second"], rel=0.1
+    )
+    # The fake SUT answers in 1 ms: both engines see about that, give or take jitter.
+    for m in (m_native, m_official):
+        assert 1_000_000 <= m["latency_ns"]["p50"] < 5_000_000
+
+
+@pytest.mark.official
+@pytest.mark.parametrize("scenario", [Scenario.OFFLINE, Scenario.SERVER])
+def test_token_run_same_tokens_and_metric_keys(
+    tmp_path: Path, scenario: Scenario
+) -> None:
+    native, official = _both(
+        tmp_path,
+        benchmark="llama2-70b",
+        scenario=scenario,
+        target_qps=600.0,
+        sut_options={"ttft_ms": "5", "tpot_ms": "1", "output_tokens": "8"},
+        overrides={"min_duration_ms": 1000, "min_query_count": 500},
+    )
+    m_native, m_official = native.document["metrics"], official.document["metrics"]
+    assert m_official["token_count"] == m_native["token_count"] > 0
+    assert m_official["tokens_per_second"] == pytest.approx(
+        m_native["tokens_per_second"], rel=0.2
+    )
+    if scenario is Scenario.SERVER:  # the wheel logs no TTFT/TPOT for Offline
+        assert set(m_official["ttft_ns"]) == set(m_native["ttft_ns"])
+        assert set(m_official["tpot_ns"]) == set(m_native["tpot_ns"])
+        assert 5_000_000 <= m_official["ttft_ns"]["p50"] < 50_000_000
+    a, b = load_run(native.folder).records, load_run(official.folder).records
+    assert np.array_equal(a.sample_index, b.sample_index)
+
+
+@pytest.mark.official
+def test_accuracy_run_logs_every_sample_in_the_same_order(tmp_path: Path) -> None:
+    native, official = _both(
+        tmp_path,
+        benchmark="resnet50",
+        scenario=Scenario.OFFLINE,
+        mode=Mode.ACCURACY_ONLY,
+    )
+
+    def order(folder: Path) -> list[tuple[int, int]]:
+        entries = read_accuracy(folder / "mlperf_log_accuracy.json")
+        return sorted((int(e["seq_id"]), int(e["qsl_idx"])) for e in entries)
+
+    assert order(native.folder) == order(official.folder)
+    assert len(order(official.folder)) == 64
+    assert (
+        official.document["verdict"]["valid"] is None
+    )  # accuracy runs have no verdict
+
+
+def test_cli_engine_flag_and_run_json(tmp_path: Path) -> None:
+    pytest.importorskip("mlperf_loadgen")
+    out = tmp_path / "run"
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "--engine",
+            "mlcommons",
+            "--sut",
+            "null",
+            "--benchmark",
+            "resnet50",
+            "--scenario",
+            "Offline",
+            "--min-duration",
+            "50ms",
+            "--output-dir",
+            str(out),
+            "--store",
+            str(tmp_path / "s.db"),
+            "--total-sample-count",
+            "32",
+            "--json",
+        ],
+    )
+    assert result.exit_code in (0, 3), result.output
+    doc = json.loads((out / "run.json").read_text())
+    assert doc["engine"]["name"] == "mlcommons-loadgen"
+    assert {"mlperf_log_summary.txt", "mlperf_log_detail.txt", "records.npz"} <= set(
+        doc["files"]
+    )
+
+
+def test_missing_wheel_is_one_line_naming_the_install(tmp_path: Path) -> None:
+    # A None entry in sys.modules makes ``import mlperf_loadgen`` fail, as if absent.
+    code = (
+        "import sys; sys.modules['mlperf_loadgen'] = None; "
+        "from infermeter.cli.main import main; main()"
+    )
+    args = [
+        "run",
+        "--engine",
+        "mlcommons",
+        "--sut",
+        "null",
+        "--output-dir",
+        str(tmp_path / "r"),
+        "--store",
+        str(tmp_path / "s.db"),
+    ]
+    result = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "pip install mlcommons-loadgen" in lines[0]
+    assert "infermeter[mlcommons]" in lines[0]
+
+
+def test_unknown_engine_is_a_usage_error(tmp_path: Path) -> None:
+    # ConfigError is what main() turns into one line and exit code 2.
+    result = runner.invoke(
+        app, ["run", "--engine", "cpp", "--output-dir", str(tmp_path / "r")]
+    )
+    assert isinstance(result.exception, ConfigError)
+    assert str(result.exception) == "Unknown engine 'cpp'. Known: native, mlcommons"
