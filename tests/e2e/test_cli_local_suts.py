@@ -72,7 +72,8 @@ def test_torch_llm_token_run_is_valid(tmp_path: Path, scenario: str) -> None:
         "--scenario",
         scenario,
         "--min-duration",
-        "1s",
+        # Offline: 64 samples must outlast the minimum duration even on a fast run
+        "200ms" if scenario == "Offline" else "1s",
         "--min-query-count",
         "64",
         "--total-sample-count",
