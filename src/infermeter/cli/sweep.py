@@ -1,0 +1,130 @@
+"""``infermeter sweep``: the MLPerf Endpoints curve of an endpoint, or its peak rate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from infermeter.cli.main import app
+
+EXAMPLES = """
+Examples:
+
+  infermeter sweep --url http://127.0.0.1:8000/v1 --model m --concurrency 1,4,16,64
+
+  infermeter sweep --url URL --model m --rates 5,10,20 --pattern gamma --burstiness 0.5
+
+  infermeter sweep --url URL --model m --search --ttft-ms 2000 --tpot-ms 200 --duration 30
+"""
+
+
+def _split(text: str | None) -> list[float]:
+    return [float(v) for v in text.split(",") if v.strip()] if text else []
+
+
+@app.command("sweep", epilog=EXAMPLES)
+def sweep_command(
+    url: Annotated[str, typer.Option(help="Endpoint base URL, e.g. http://h:8000/v1.")],
+    model: Annotated[str, typer.Option(help="Model name sent to the endpoint.")],
+    api: Annotated[str, typer.Option(help="completions or chat.")] = "completions",
+    api_key_env: Annotated[
+        str | None, typer.Option(help="Env var with the key.")
+    ] = None,
+    concurrency: Annotated[
+        str | None, typer.Option(help="Levels, e.g. 1,4,16.")
+    ] = None,
+    rates: Annotated[str | None, typer.Option(help="Rates/s, e.g. 5,10,20.")] = None,
+    search: Annotated[
+        bool, typer.Option(help="Find the peak rate under limits.")
+    ] = False,
+    ttft_ms: Annotated[float | None, typer.Option(help="TTFT limit (ms).")] = None,
+    tpot_ms: Annotated[float | None, typer.Option(help="TPOT limit (ms).")] = None,
+    percentile: Annotated[float, typer.Option(help="Percentile of limits.")] = 90.0,
+    start_rate: Annotated[float, typer.Option(help="First search rate.")] = 1.0,
+    pattern: Annotated[str, typer.Option(help="constant, poisson, gamma.")] = "poisson",
+    burstiness: Annotated[float, typer.Option(help="Gamma shape.")] = 1.0,
+    requests: Annotated[int, typer.Option(help="Requests per point.")] = 0,
+    duration: Annotated[float, typer.Option(help="Seconds per point.")] = 10.0,
+    warmup: Annotated[int, typer.Option(help="Warm-up requests per point.")] = 0,
+    input_tokens: Annotated[int, typer.Option(help="Synthetic prompt words.")] = 128,
+    output_tokens: Annotated[int, typer.Option(help="max_tokens per request.")] = 128,
+    trace: Annotated[Path | None, typer.Option(help="JSONL trace for prompts.")] = None,
+    sut_opt: Annotated[list[str], typer.Option("--sut-opt", help="key=value.")] = [],  # noqa: B006
+    seed: Annotated[int, typer.Option(help="Seed of arrivals and prompts.")] = 0,
+    out: Annotated[Path | None, typer.Option(help="Folder for the results.")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Run load points over concurrency levels or rates; print the curve and Pareto set.
+
+    Each point reports system tokens/s, tokens/s per user (1000 / TPOT p90 ms),
+    TTFT p90 and concurrency, and writes result_summary.json (MLPerf Endpoints
+    layout) under --out. infermeter results (unverified).
+    """
+    from infermeter.cli.options import parse_key_values
+    from infermeter.runs.endpoint_sweep import SweepRequest, execute_sweep
+    from infermeter.runs.load import LoadSpec
+    from infermeter.runs.sweep import Limits
+
+    options = parse_key_values(sut_opt, flag="--sut-opt")
+    options.update(url=url, model=model, api=api)
+    if api_key_env:
+        options["api_key_env"] = api_key_env
+    base = LoadSpec(
+        pattern=pattern,
+        burstiness=burstiness,
+        requests=requests,
+        duration_s=0.0 if requests else duration,
+        warmup_requests=warmup,
+        seed=seed,
+    )
+    request = SweepRequest(
+        sut_options=options,
+        concurrency=[int(c) for c in _split(concurrency)],
+        rates=_split(rates),
+        search=search,
+        start_rate=start_rate,
+        base=base,
+        limits=Limits(ttft_ms=ttft_ms, tpot_ms=tpot_ms, percentile=percentile),
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        trace=trace,
+        out_dir=out,
+    )
+    result = execute_sweep(request)
+    if json_output:
+        typer.echo(
+            json.dumps(
+                {"peak_rate": result.peak_rate, "points": result.table()}, indent=2
+            )
+        )
+        return
+    _render(result.table(), result.peak_rate)
+
+
+def _render(rows: list[dict[str, object]], peak: float | None) -> None:
+    table = Table(title="Endpoint curve (infermeter results, unverified)")
+    keys = [
+        "concurrency",
+        "target_rate",
+        "system_tps",
+        "tps_per_user",
+        "ttft_p90_ms",
+        "tpot_p90_ms",
+        "failed",
+        "pareto",
+        "meets_limits",
+        "client_bound",
+    ]
+    for key in keys:
+        table.add_column(key, justify="right")
+    for row in rows:
+        table.add_row(*("" if row.get(k) is None else str(row.get(k)) for k in keys))
+    console = Console(width=160)
+    console.print(table)
+    if peak is not None:
+        console.print(f"peak rate meeting the limits: {peak:.3g} requests/s")

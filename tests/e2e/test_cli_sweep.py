@@ -1,0 +1,91 @@
+"""``infermeter sweep`` against the timed mock: the curve, the files, the Pareto set."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from infermeter.cli.main import app
+from infermeter.servers.mock import MockConfig, MockProcess
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    cfg = MockConfig(mode="timed", ttft="const:0.02", itl="const:0.002")
+    with MockProcess(cfg) as base:
+        yield base
+
+
+def test_concurrency_sweep_writes_endpoints_files(url: str, tmp_path: Path) -> None:
+    args = [
+        "sweep",
+        "--url",
+        url,
+        "--model",
+        "m",
+        "--concurrency",
+        "1,4",
+        "--requests",
+        "12",
+        "--warmup",
+        "2",
+        "--input-tokens",
+        "8",
+        "--output-tokens",
+        "16",
+        "--out",
+        str(tmp_path),
+        "--json",
+    ]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)["points"]
+    assert [r["concurrency"] for r in rows] == [1.0, 4.0]
+    assert all(r["completed"] == 12 and r["failed"] == 0 for r in rows)
+    # Four users get about four times the tokens of one, at the same speed each.
+    assert rows[1]["system_tps"] > 2.5 * rows[0]["system_tps"]
+    assert rows[1]["tps_per_user"] == pytest.approx(rows[0]["tps_per_user"], rel=0.1)
+    assert rows[0]["tps_per_user"] == pytest.approx(500, rel=0.05)  # 1000 / 2 ms
+    summaries = sorted(tmp_path.glob("*/performance/result_summary.json"))
+    assert [p.parent.parent.name for p in summaries] == ["00_c1", "01_c4"]
+    data = json.loads(summaries[1].read_text())
+    assert data["n_samples_completed"] == 12
+    assert data["infermeter"]["client"]["requests"] == 12
+    sweep = json.loads((tmp_path / "sweep.json").read_text())
+    assert sweep["label"] == "infermeter results (unverified)"
+    assert sweep["points"][1]["pareto"] is True
+
+
+def test_rate_sweep_table_and_limits(url: str) -> None:
+    args = [
+        "sweep",
+        "--url",
+        url,
+        "--model",
+        "m",
+        "--rates",
+        "20,40",
+        "--requests",
+        "10",
+        "--output-tokens",
+        "8",
+        "--pattern",
+        "constant",
+        "--ttft-ms",
+        "1",
+    ]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "Endpoint curve" in result.output and "False" in result.output
+
+
+def test_sweep_needs_exactly_one_mode(url: str) -> None:
+    result = CliRunner().invoke(app, ["sweep", "--url", url, "--model", "m"])
+    assert result.exit_code != 0
+    assert "exactly one of --concurrency" in str(result.exception)
