@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from infermeter.errors import ConfigError
+
+if TYPE_CHECKING:
+    from infermeter.workloads.datasets.factory import DatasetOptions
 
 _UNITS_NS = {
     "ns": 1,
@@ -43,3 +48,24 @@ def parse_key_values(items: list[str], *, flag: str) -> dict[str, str]:
             )
         out[key.strip()] = value.strip()
     return out
+
+
+def dataset_options(
+    *,
+    columns: list[str],
+    tokenizer: Path | None,
+    seed: int,
+    input_len: str | None,
+    output_len: str | None,
+) -> DatasetOptions:
+    """``DatasetOptions`` from the dataset flags of ``run`` and ``sweep``."""
+    from infermeter.workloads.datasets.factory import DatasetOptions
+    from infermeter.workloads.datasets.lengths import parse_length
+
+    return DatasetOptions(
+        columns=parse_key_values(columns, flag="--dataset-column"),
+        tokenizer=tokenizer,
+        seed=seed,
+        input_len=parse_length(input_len) if input_len else None,
+        output_len=parse_length(output_len) if output_len else None,
+    )

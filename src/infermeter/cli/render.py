@@ -70,6 +70,8 @@ def render_report(report: RunReport) -> None:
         console.print(f"  * {reason}", markup=False)
     if doc["metrics"]:
         console.print(_metrics_table(doc["metrics"]))
+    if doc.get("accuracy"):
+        _print_accuracy(doc["accuracy"])
     console.print(f"Run folder: {report.folder}", markup=False)
 
 
@@ -100,3 +102,14 @@ def _metrics_table(metrics: dict[str, Any]) -> Table:
                 f"{stats['p50'] / 1e6:,.3f} / {stats['p99'] / 1e6:,.3f}",
             )
     return table
+
+
+def _print_accuracy(accuracy: dict[str, Any]) -> None:
+    if accuracy.get("error"):
+        console.print(f"Accuracy: not scored: {accuracy['error']}", markup=False)
+        return
+    verdict = "PASS" if accuracy.get("passed") else "FAIL"
+    console.print(f"Accuracy: {verdict} ({accuracy.get('samples')} samples)")
+    for m in accuracy.get("metrics", []):
+        target = f" target >= {m['lower']:.4f}" if m.get("lower") is not None else ""
+        console.print(f"  {m['metric']}: {m['value']:.4f}{target}", markup=False)

@@ -9,6 +9,7 @@ import typer
 
 from infermeter.cli.main import EXIT_INVALID, EXIT_OK, app
 from infermeter.cli.options import (
+    dataset_options,
     parse_duration_ms,
     parse_duration_ns,
     parse_key_values,
@@ -97,6 +98,25 @@ def run_command(
     dataset_format: Annotated[
         str | None, typer.Option(help="Dataset format (default: sniffed).")
     ] = None,
+    dataset_column: Annotated[
+        list[str],
+        typer.Option(
+            "--dataset-column", help="Column mapping field=column (repeatable)."
+        ),
+    ] = [],  # noqa: B006 - typer needs a literal default
+    tokenizer: Annotated[
+        Path | None, typer.Option(help="A tokenizer.json to count and decode tokens.")
+    ] = None,
+    input_len: Annotated[
+        str | None,
+        typer.Option(
+            help="Synthetic prompt lengths: 128, uniform:64:512, lognormal:...)"
+        ),
+    ] = None,
+    output_len: Annotated[
+        str | None, typer.Option(help="Synthetic output lengths (same forms).")
+    ] = None,
+    dataset_seed: Annotated[int, typer.Option(help="Seed of synthetic data.")] = 0,
     output_dir: Annotated[
         Path | None, typer.Option(help="Write the run folder exactly here.")
     ] = None,
@@ -165,6 +185,13 @@ def run_command(
         overrides=overrides,
         dataset=dataset,
         dataset_format=dataset_format,
+        dataset_options=dataset_options(
+            columns=dataset_column,
+            tokenizer=tokenizer,
+            seed=dataset_seed,
+            input_len=input_len,
+            output_len=output_len,
+        ),
         total_sample_count=total_sample_count,
         output_dir=output_dir,
         trace=trace,

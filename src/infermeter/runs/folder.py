@@ -46,6 +46,15 @@ def write_run_folder(
     return doc
 
 
+def update_run_json(folder: Path, **changes: Any) -> dict[str, Any]:
+    """Add top-level keys to an existing run.json; returns the new document."""
+    path = folder / "run.json"
+    doc: dict[str, Any] = json.loads(path.read_text())
+    doc.update(changes)
+    path.write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    return doc
+
+
 def _write_records(path: Path, outcome: RunOutcome) -> None:
     phase = outcome.performance
     assert phase is not None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,14 +14,16 @@ from infermeter.compat.official import OfficialOutcome, run_official
 from infermeter.errors import ConfigError, InfermeterError
 from infermeter.loadgen.conf import settings_from_confs
 from infermeter.loadgen.engine import Progress
-from infermeter.loadgen.interfaces import QuerySampleLibrary, SystemUnderTest
+from infermeter.loadgen.interfaces import SystemUnderTest
 from infermeter.loadgen.runner import RunOutcome, run_test
 from infermeter.loadgen.settings import Mode, RunSettings, Scenario
 from infermeter.results.energy import PowerSampler
-from infermeter.runs.folder import default_run_dir, write_run_folder
+from infermeter.runs.folder import default_run_dir, update_run_json, write_run_folder
 from infermeter.runs.official_folder import engine_meta, write_official_folder
 from infermeter.suts.registry import SutContext, create_sut
+from infermeter.workloads.accuracy.scorer import score_accuracy_log
 from infermeter.workloads.benchmark import Benchmark
+from infermeter.workloads.datasets.base import DatasetQSL
 from infermeter.workloads.datasets.factory import DatasetOptions, build_qsl
 from infermeter.workloads.registry import get_benchmark
 
@@ -58,6 +61,7 @@ class RunRequest:
     overrides: dict[str, Any] = field(default_factory=dict)
     dataset: Path | None = None
     dataset_format: str | None = None
+    dataset_options: DatasetOptions = field(default_factory=DatasetOptions)
     total_sample_count: int | None = None
     output_dir: Path | None = None
     trace: bool = False
@@ -99,8 +103,10 @@ def build_settings(
     return settings, warnings
 
 
-def _qsl(request: RunRequest, bench: Benchmark) -> QuerySampleLibrary:
-    options = DatasetOptions(samples=request.total_sample_count)
+def _qsl(request: RunRequest, bench: Benchmark) -> DatasetQSL:
+    options = request.dataset_options
+    if request.total_sample_count is not None:
+        options = dataclasses.replace(options, samples=request.total_sample_count)
     return build_qsl(
         bench, request.dataset, fmt=request.dataset_format, options=options
     )
@@ -114,10 +120,15 @@ def execute(
     on_phase: Callable[[str], None] | None = None,
 ) -> RunReport:
     """Run the benchmark and write the run folder; never raises for an INVALID result."""
+    if request.engine not in ("native", "mlcommons"):
+        raise ConfigError(
+            f"Unknown engine {request.engine!r}. Known: native, mlcommons"
+        )
     bench = _benchmark(request.benchmark)
     settings, warnings = build_settings(request, bench)
     clock = clock or MonotonicClock()
     qsl = _qsl(request, bench)
+    folder = request.output_dir or default_run_dir(bench.name, request.scenario.value)
     context = SutContext(
         qsl=qsl,
         clock=clock,
@@ -126,64 +137,105 @@ def execute(
         token_run=settings.use_token_latencies,
         options=dict(request.sut_options),
     )
-    if request.engine not in ("native", "mlcommons"):
-        raise ConfigError(
-            f"Unknown engine {request.engine!r}. Known: native, mlcommons"
-        )
-    folder = request.output_dir or default_run_dir(bench.name, request.scenario.value)
     sampler = PowerSampler()  # NVML on GPUs, RAPL on CPUs, where readable
-    outcome: RunOutcome | OfficialOutcome
     with _opened(create_sut(request.sut, context)) as sut:
         sampler.start()
         try:
-            if request.engine == "mlcommons":
-                outcome = run_official(
-                    sut,
-                    qsl,
-                    settings,
-                    folder,
-                    trace=request.trace,
-                    clock=clock,
-                    on_phase=on_phase,
-                )
-            else:
-                outcome = run_test(
-                    sut,
-                    qsl,
-                    settings,
-                    clock=clock,
-                    progress=progress,
-                    on_phase=on_phase,
-                )
+            outcome = _run_engine(
+                request,
+                sut,
+                qsl,
+                settings,
+                folder,
+                clock=clock,
+                progress=progress,
+                on_phase=on_phase,
+            )
         finally:
             power = sampler.stop()
-    meta = {
+    meta = _meta(request, bench, qsl, outcome, warnings, power)
+    if isinstance(outcome, OfficialOutcome):
+        document = write_official_folder(folder, outcome, meta=meta)
+    else:
+        document = write_run_folder(folder, outcome, meta=meta, trace=request.trace)
+    if settings.mode in (Mode.ACCURACY_ONLY, Mode.SUBMISSION_RUN):
+        document = update_run_json(folder, accuracy=_score_accuracy(folder, bench, qsl))
+    if request.index:
+        warnings += _index(folder, request.store)
+    return RunReport(outcome, folder, document, warnings)
+
+
+def _run_engine(
+    request: RunRequest,
+    sut: SystemUnderTest,
+    qsl: DatasetQSL,
+    settings: RunSettings,
+    folder: Path,
+    *,
+    clock: Clock,
+    progress: Progress | None,
+    on_phase: Callable[[str], None] | None,
+) -> RunOutcome | OfficialOutcome:
+    if request.engine == "mlcommons":
+        return run_official(
+            sut,
+            qsl,
+            settings,
+            folder,
+            trace=request.trace,
+            clock=clock,
+            on_phase=on_phase,
+        )
+    return run_test(
+        sut, qsl, settings, clock=clock, progress=progress, on_phase=on_phase
+    )
+
+
+def _meta(
+    request: RunRequest,
+    bench: Benchmark,
+    qsl: DatasetQSL,
+    outcome: RunOutcome | OfficialOutcome,
+    warnings: list[str],
+    power: dict[str, Any],
+) -> dict[str, Any]:
+    """run.json fields the engine does not know: benchmark, SUT, dataset, power."""
+    native = {"name": "native", "version": _engine_version()}
+    return {
         "benchmark": bench.name,
-        "engine": (
-            engine_meta()
-            if request.engine == "mlcommons"
-            else {"name": "native", "version": _engine_version()}
-        ),
+        "engine": engine_meta() if request.engine == "mlcommons" else native,
         "sut": {
             "kind": request.sut,
             "name": outcome.sut_name,
             "params": _public_options(request.sut_options),
         },
-        "dataset": {
-            "name": getattr(qsl, "name", "dataset"),
-            "total_sample_count": qsl.total_sample_count,
-            "performance_sample_count": qsl.performance_sample_count,
-        },
+        "dataset": _dataset_meta(request, qsl),
         "warnings": warnings,
         "power": power,
     }
-    if isinstance(outcome, OfficialOutcome):
-        document = write_official_folder(folder, outcome, meta=meta)
-    else:
-        document = write_run_folder(folder, outcome, meta=meta, trace=request.trace)
-    if request.index:
-        warnings += _index(folder, request.store)
-    return RunReport(outcome, folder, document, warnings)
+
+
+def _dataset_meta(request: RunRequest, qsl: DatasetQSL) -> dict[str, Any]:
+    """What ``infermeter accuracy`` needs to rebuild the dataset later."""
+    opts = request.dataset_options
+    synthetic = request.dataset is None
+    return {
+        "name": getattr(qsl, "name", "dataset"),
+        "path": None if synthetic else str(request.dataset),
+        "format": "synthetic" if synthetic else request.dataset_format,
+        "seed": opts.seed,
+        "tokenizer_path": str(opts.tokenizer) if opts.tokenizer else None,
+        "total_sample_count": qsl.total_sample_count,
+        "performance_sample_count": qsl.performance_sample_count,
+    }
+
+
+def _score_accuracy(folder: Path, bench: Benchmark, qsl: DatasetQSL) -> dict[str, Any]:
+    """Score the run's accuracy log; a scoring problem is reported, not raised."""
+    try:
+        return score_accuracy_log(folder, bench, qsl).to_dict()
+    except InfermeterError as exc:
+        return {"error": str(exc), "passed": None}
 
 
 def _benchmark(name: str) -> Benchmark:
