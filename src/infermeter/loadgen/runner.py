@@ -133,7 +133,8 @@ def run_test(
         _performance(ctx, _with_mode(eff, Mode.PERFORMANCE_ONLY), final=True)
     if settings.mode is Mode.FIND_PEAK_PERFORMANCE:
         _find_peak(ctx, _with_mode(eff, Mode.PERFORMANCE_ONLY))
-    detail.log("num_errors", detail.errors, clock.now_ns())
+    if outcome.summary is not None:  # LoadGen writes it with the performance results
+        detail.log("num_errors", detail.errors, clock.now_ns())
     return outcome
 
 
@@ -263,6 +264,13 @@ def _performance(ctx: _Context, eff: EffectiveSettings, *, final: bool) -> Summa
         "performance",
     )
     summary = summarize(phase, eff)
+    # Errors found while judging (n_tokens rules, first-token order) are logged
+    # as ERRORs like the ones found while running.
+    for message, count in (summary.errors - phase.errors).items():
+        suffix = f" ({count} times)" if count > 1 else ""
+        ctx.outcome.detail.log(
+            "error_runtime", message + suffix, ctx.clock.now_ns(), kind="error"
+        )
     if final:
         _log_results(ctx, summary)
         ctx.outcome.performance = phase

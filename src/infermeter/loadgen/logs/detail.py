@@ -136,10 +136,10 @@ def requested_entries(r: RunSettings) -> list[tuple[str, Value]]:
             "performance_sample_count_override",
             "accuracy_sample_count_override",
             "sample_concatenate_permutation",
-            "use_token_latencies",
         )
     ]
     if r.use_token_latencies:
+        out += [("requested_use_token_latencies", True)]
         out += [
             ("requested_server_ttft_latency", r.ttft_latency),
             ("requested_server_tpot_latency", r.tpot_latency),
@@ -264,6 +264,7 @@ def _token_results(s: Summary) -> list[tuple[str, Value]]:
             "result_first_token_{}_percentile_latency_ns",
             s.ttft,
         )
+        out += _token_throughput(s)
         out += _series(
             "result_time_to_output_token_{}",
             "result_time_per_output_token_{}_percentile_ns",
@@ -274,6 +275,22 @@ def _token_results(s: Summary) -> list[tuple[str, Value]]:
     elif s.scenario is Scenario.OFFLINE:
         out.append(("result_tokens_per_second", s.tokens_per_second))
     return out
+
+
+def _token_throughput(s: Summary) -> list[tuple[str, Value]]:
+    """LoadGen's two token-throughput keys, its unit quirk included.
+
+    ``result_token_throughput`` divides tokens by ``mean latency (ns) x samples``
+    without converting ns to s, as LoadGen 6.0.17 does; parsers that read it
+    get the same (odd) number from both engines.
+    """
+    with_overhead = s.token_count / s.final_issued_s if s.final_issued_s else 0.0
+    mean = s.latency.mean if s.latency is not None else 0
+    quirk = s.token_count / (mean * s.sample_count) if mean and s.sample_count else 0.0
+    return [
+        ("result_token_throughput_with_loadgen_overhead", with_overhead),
+        ("result_token_throughput", quirk),
+    ]
 
 
 def generated_entries(
