@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -57,25 +58,36 @@ def _register() -> None:
 _register()
 
 
+def build_command() -> Any:
+    """The click command of ``app``, with every command's examples moved last."""
+    command = typer.main.get_command(app)
+    _examples_last(command)
+    return command
+
+
+def _examples_last(command: Any) -> None:
+    # Commands write "Examples:" in their docstring; help reads best with
+    # them after the options, so they move to the epilog.
+    for sub in (getattr(command, "commands", None) or {}).values():
+        _examples_last(sub)
+    text = command.help or ""
+    start = text.find("Example")
+    if start > 0 and not command.epilog:
+        command.help, command.epilog = text[:start].rstrip(), text[start:]
+
+
 def main() -> None:
     """Entry point of the console script and ``python -m infermeter``."""
-    import click
-
     debug = "--debug" in sys.argv or os.environ.get("INFERMETER_DEBUG") == "1"
     argv = [a for a in sys.argv[1:] if a != "--debug"]
     try:
-        result = app(args=argv, prog_name="infermeter", standalone_mode=False)
+        # Standalone mode: usage errors print with exit 2, typer.Exit(code) exits.
+        build_command()(args=argv, prog_name="infermeter")
     except InfermeterError as exc:
         if debug:
             raise
         err_console.print(f"error: {exc}", markup=False)
         sys.exit(EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_ERROR)
-    except click.exceptions.Abort:
-        err_console.print("aborted", markup=False)
-        sys.exit(130)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err_console.print("interrupted", markup=False)
         sys.exit(130)
@@ -88,4 +100,3 @@ def main() -> None:
             markup=False,
         )
         sys.exit(EXIT_ERROR)
-    sys.exit(result if isinstance(result, int) else EXIT_OK)
