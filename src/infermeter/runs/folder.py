@@ -20,7 +20,7 @@ from infermeter.loadgen.settings import EffectiveSettings, RunSettings
 from infermeter.loadgen.summary import LatencyStats, Summary
 
 SCHEMA_VERSION = 1
-PACKAGES = ("numpy", "aiohttp", "pydantic", "onnxruntime", "torch", "mlcommons-loadgen")
+PACKAGES = ("numpy", "aiohttp", "onnxruntime", "torch", "mlcommons-loadgen")
 
 
 def default_run_dir(benchmark: str, scenario: str, root: Path = Path("runs")) -> Path:
