@@ -20,6 +20,24 @@ from infermeter.loadgen.settings import EffectiveSettings, RunSettings
 from infermeter.loadgen.summary import LatencyStats, Summary
 
 SCHEMA_VERSION = 1
+# The effective settings run.json keeps, for both engines.
+EFFECTIVE_KEYS = (
+    "samples_per_query",
+    "target_qps",
+    "target_latency_ns",
+    "target_latency_percentile",
+    "max_async_queries",
+    "min_duration_ms",
+    "max_duration_ms",
+    "min_query_count",
+    "max_query_count",
+    "min_sample_count",
+    "performance_sample_count",
+    "accuracy_sample_count",
+    "qsl_rng_seed",
+    "sample_index_rng_seed",
+    "schedule_rng_seed",
+)
 PACKAGES = ("numpy", "aiohttp", "onnxruntime", "torch", "mlcommons-loadgen")
 
 
@@ -128,26 +146,7 @@ def _settings_dict(settings: RunSettings) -> dict[str, Any]:
 
 
 def _effective_dict(eff: EffectiveSettings) -> dict[str, Any]:
-    return {
-        key: getattr(eff, key)
-        for key in (
-            "samples_per_query",
-            "target_qps",
-            "target_latency_ns",
-            "target_latency_percentile",
-            "max_async_queries",
-            "min_duration_ms",
-            "max_duration_ms",
-            "min_query_count",
-            "max_query_count",
-            "min_sample_count",
-            "performance_sample_count",
-            "accuracy_sample_count",
-            "qsl_rng_seed",
-            "sample_index_rng_seed",
-            "schedule_rng_seed",
-        )
-    }
+    return {key: getattr(eff, key) for key in EFFECTIVE_KEYS}
 
 
 def _stats(stats: LatencyStats | None) -> dict[str, int] | None:

@@ -22,25 +22,7 @@ from infermeter.compat.official import (
     official_version,
     verdict_reasons,
 )
-from infermeter.runs.folder import SCHEMA_VERSION, environment
-
-EFFECTIVE_KEYS = (
-    "samples_per_query",
-    "target_qps",
-    "target_latency_ns",
-    "target_latency_percentile",
-    "max_async_queries",
-    "min_duration_ms",
-    "max_duration_ms",
-    "min_query_count",
-    "max_query_count",
-    "min_sample_count",
-    "performance_sample_count",
-    "accuracy_sample_count",
-    "qsl_rng_seed",
-    "sample_index_rng_seed",
-    "schedule_rng_seed",
-)
+from infermeter.runs.folder import EFFECTIVE_KEYS, SCHEMA_VERSION, environment
 
 
 def engine_meta() -> dict[str, str]:
