@@ -85,3 +85,19 @@ class BatchingPool:
                     ids,
                     f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
                 )
+
+
+class PooledSUT:
+    """A SUT whose work runs on a ``BatchingPool``: issue enqueues, close stops."""
+
+    name = "PooledSUT"
+    pool: BatchingPool
+
+    def issue_query(self, batch: QueryBatch, sink: CompletionSink) -> None:
+        self.pool.submit(batch, sink)
+
+    def flush_queries(self) -> None:
+        """Nothing to flush: the workers drain the queue on their own."""
+
+    def close(self) -> None:
+        self.pool.close()

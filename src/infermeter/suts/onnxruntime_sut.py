@@ -18,9 +18,8 @@ from infermeter.loadgen.interfaces import (
     CompletionSink,
     IdArray,
     IndexArray,
-    QueryBatch,
 )
-from infermeter.suts.batching import BatchingPool
+from infermeter.suts.batching import BatchingPool, PooledSUT
 from infermeter.suts.registry import SutContext, register
 from infermeter.workloads.datasets.base import DatasetQSL
 
@@ -53,7 +52,7 @@ def _session(model: bytes | str | Path, threads: int, device: str) -> Any:
         ) from None
 
 
-class OnnxRuntimeSUT:
+class OnnxRuntimeSUT(PooledSUT):
     """Batched onnxruntime inference on worker threads, completing through the sink."""
 
     name = "OnnxRuntimeSUT"
@@ -78,15 +77,6 @@ class OnnxRuntimeSUT:
         self.pool = BatchingPool(
             self._run, max_batch=max_batch, workers=workers, name="onnxruntime"
         )
-
-    def issue_query(self, batch: QueryBatch, sink: CompletionSink) -> None:
-        self.pool.submit(batch, sink)
-
-    def flush_queries(self) -> None:
-        """Nothing to flush: workers drain the queue on their own."""
-
-    def close(self) -> None:
-        self.pool.close()
 
     def _run(self, ids: IdArray, indices: IndexArray, sink: CompletionSink) -> None:
         samples = [self.qsl.sample(i) for i in indices.tolist()]

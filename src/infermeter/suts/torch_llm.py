@@ -20,9 +20,8 @@ from infermeter.loadgen.interfaces import (
     CompletionSink,
     IdArray,
     IndexArray,
-    QueryBatch,
 )
-from infermeter.suts.batching import BatchingPool
+from infermeter.suts.batching import BatchingPool, PooledSUT
 from infermeter.suts.registry import SutContext, register
 from infermeter.workloads.datasets.base import DatasetQSL, Sample
 from infermeter.workloads.datasets.synthetic import corpus_tokenizer
@@ -99,7 +98,7 @@ def _finish(
             on_done(row, outputs[row])
 
 
-class TorchLlmSUT:
+class TorchLlmSUT(PooledSUT):
     """Batched local generation with streamed first tokens; CPU, or CUDA when asked."""
 
     name = "TorchLlmSUT"
@@ -121,15 +120,6 @@ class TorchLlmSUT:
         self.pool = BatchingPool(
             self._run, max_batch=max_batch, workers=1, name="torch-llm"
         )
-
-    def issue_query(self, batch: QueryBatch, sink: CompletionSink) -> None:
-        self.pool.submit(batch, sink)
-
-    def flush_queries(self) -> None:
-        """Nothing to flush: the worker drains the queue on its own."""
-
-    def close(self) -> None:
-        self.pool.close()
 
     def _run(self, ids: IdArray, indices: IndexArray, sink: CompletionSink) -> None:
         samples = [self.qsl.sample(i) for i in indices.tolist()]
