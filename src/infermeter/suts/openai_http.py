@@ -20,7 +20,7 @@ import numpy as np
 
 from infermeter.clock import Clock, MonotonicClock
 from infermeter.errors import ConfigError, SUTProtocolError, SUTTimeoutError
-from infermeter.loadgen.interfaces import CompletionSink, QueryBatch
+from infermeter.loadgen.interfaces import CompletionSink, QueryBatch, SystemUnderTest
 from infermeter.suts.openai_options import config_from_options, prompts_for
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig, build_body
 from infermeter.suts.prompts import PromptSource
@@ -80,6 +80,11 @@ class OpenAIHttpSUT:
         self._thread.start()
         _raise_fd_limit(config.max_connections + 64)
         asyncio.run_coroutine_threadsafe(self._open(), self._loop).result(30)
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The event loop the requests run on (its own thread)."""
+        return self._loop
 
     # -- SystemUnderTest -------------------------------------------------
     def issue_query(self, batch: QueryBatch, sink: CompletionSink) -> None:
@@ -306,9 +311,24 @@ def _raise_fd_limit(wanted: int) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
 
 
+def create_http_sut(
+    config: OpenAIConfig,
+    prompts: PromptSource,
+    *,
+    api_key: ApiKey | None = None,
+    clock: Clock | None = None,
+) -> SystemUnderTest:
+    """One process, or ``config.workers`` client processes when asked for."""
+    if config.workers > 1:
+        from infermeter.suts.http_workers import MultiProcessHttpSUT
+
+        return MultiProcessHttpSUT(config, prompts, api_key=api_key, clock=clock)
+    return OpenAIHttpSUT(config, prompts, api_key=api_key, clock=clock)
+
+
 @register("openai")
-def _create(context: SutContext) -> OpenAIHttpSUT:
+def _create(context: SutContext) -> SystemUnderTest:
     config, key = config_from_options(context.options)
-    return OpenAIHttpSUT(
+    return create_http_sut(
         config, prompts_for(context.qsl), api_key=key, clock=context.clock
     )

@@ -35,6 +35,7 @@ KNOWN = [
     "uvloop",
     "api_key_env",
     "api_key_file",
+    "workers",
 ]
 
 
@@ -71,6 +72,7 @@ def config_from_options(options: dict[str, str]) -> tuple[OpenAIConfig, ApiKey |
         max_in_flight=o.integer("max_in_flight") or 0,
         tokenizer_file=options.get("tokenizer"),
         use_uvloop=o.flag("uvloop", True),
+        workers=o.integer("workers") or 1,
     )
     config.validate()
     key = ApiKey.load(env=options.get("api_key_env"), file=options.get("api_key_file"))

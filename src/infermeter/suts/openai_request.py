@@ -46,6 +46,11 @@ class ApiKey:
                 ) from None
         return None
 
+    @property
+    def value(self) -> str:
+        """The secret itself: only for the Authorization header."""
+        return self._value
+
     def header(self) -> str:
         return f"Bearer {self._value}"
 
