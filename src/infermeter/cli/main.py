@@ -52,6 +52,7 @@ def _register() -> None:
     from infermeter.cli import results as _results  # noqa: F401
     from infermeter.cli import run as _run  # noqa: F401
     from infermeter.cli import serve_mock as _serve_mock  # noqa: F401
+    from infermeter.cli import serve_sim as _serve_sim  # noqa: F401
     from infermeter.cli import sweep as _sweep  # noqa: F401
 
 

@@ -1,0 +1,289 @@
+"""``serve-sim``: an OpenAI-compatible endpoint whose token timings follow the simulator.
+
+``/v1/completions`` and ``/v1/chat/completions`` (streamed or not), ``/v1/models``,
+``/health``, ``/stats``. A request's input length is its prompt's word count
+(or token list length), its output length ``max_tokens`` (the simulated model
+never stops early). Tokens are coalesced into SSE chunks at most every
+``chunk_ms``, but the first chunk leaves at the simulated first-token time and
+the last (with ``usage``) at the simulated completion, so any client measures
+the simulator's TTFT and TPOT. Results are simulated, never measurements.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from infermeter.errors import ConfigError
+from infermeter.perfmodel.live import LiveSimulator
+from infermeter.servers.mock import _bind, _new_loop
+from infermeter.servers.mock_stream import (
+    SSE_HEADERS,
+    ParsedRequest,
+    _chunk,
+    _full_body,
+    _tail,
+    parse_request,
+)
+from infermeter.servers.sim_driver import SimDriver, TimeBase, Waiter
+from infermeter.servers.timing import output_length
+
+TOKEN = "tok "
+RID_HEADER = "X-Infermeter-Sim-Request"
+
+
+@dataclass(frozen=True, slots=True)
+class SimConfig:
+    """The simulated system and how the endpoint presents it."""
+
+    accelerator: str = "h100-sxm"
+    count: int = 8
+    model: str = "llama2-70b"
+    precision: str | None = None
+    tp: int | None = None
+    time_scale: float = 1.0
+    chunk_ms: float = 50.0
+    served_model: str = ""  # model name in responses; default: ``model``
+
+    def validate(self) -> None:
+        if not self.time_scale > 0:
+            raise ConfigError(f"--time-scale must be > 0 (got {self.time_scale:g}).")
+        if not self.chunk_ms >= 1:
+            raise ConfigError(f"--chunk-ms must be >= 1 (got {self.chunk_ms:g}).")
+
+    def simulator(self) -> LiveSimulator:
+        """The calibrated live simulator; ``ConfigError`` for unknown or impossible."""
+        self.validate()
+        return LiveSimulator.for_system(
+            self.accelerator,
+            self.count,
+            self.model,
+            precision=self.precision,
+            tp=self.tp,
+        )
+
+    @property
+    def name(self) -> str:
+        return self.served_model or self.model
+
+
+class SimApp:
+    """Request handlers over one ``SimDriver`` (created on the serving loop)."""
+
+    def __init__(self, config: SimConfig, sim: LiveSimulator | None = None) -> None:
+        self.config = config
+        self.sim = sim or config.simulator()
+        self.clock = TimeBase(config.time_scale)
+        self.driver: SimDriver | None = None
+        self.bad_requests = 0
+
+    def build(self) -> web.Application:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/completions", self._completions)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/health", self._health)
+        app.router.add_get("/stats", self._stats)
+        app.on_startup.append(self._on_startup)
+        app.on_cleanup.append(self._on_cleanup)
+        return app
+
+    async def _on_startup(self, app: web.Application) -> None:
+        self.driver = SimDriver(self.sim, self.clock, asyncio.get_running_loop())
+
+    async def _on_cleanup(self, app: web.Application) -> None:
+        if self.driver is not None:
+            self.driver.close()
+
+    async def _completions(self, request: web.Request) -> web.StreamResponse:
+        return await self._handle(request, chat=False)
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        return await self._handle(request, chat=True)
+
+    async def _handle(self, request: web.Request, *, chat: bool) -> web.StreamResponse:
+        assert self.driver is not None
+        try:
+            parsed = parse_request(await request.read(), chat=chat, in_flight=0)
+            n = output_length(parsed.mock, parsed.mock.max_tokens)
+            waiter = self.driver.submit(max(1, parsed.mock.prompt_tokens), n)
+        except (ValueError, ConfigError) as exc:
+            self.bad_requests += 1
+            body = {"error": {"message": str(exc), "type": "invalid_request_error"}}
+            return web.json_response(body, status=400)
+        headers = {RID_HEADER: str(waiter.rid)}
+        if not parsed.mock.stream:
+            await self.clock.sleep_until(await waiter.done)
+            body = _full_body(parsed, n, self.config.name, False)
+            return web.json_response(body, headers=headers)
+        return await self._stream(request, parsed, waiter, headers)
+
+    async def _stream(
+        self,
+        request: web.Request,
+        parsed: ParsedRequest,
+        waiter: Waiter,
+        headers: dict[str, str],
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(headers={**SSE_HEADERS, **headers})
+        await response.prepare(request)
+        chat, model, n = parsed.chat, self.config.name, waiter.osl
+        await self.clock.sleep_until(await waiter.first)
+        if n == 1:
+            await self._finish(response, parsed, waiter, sent=0)
+            return response
+        await response.write(_chunk(TOKEN, chat, model))
+        sent, period = 1, self.config.chunk_ms / 1000.0 / self.config.time_scale
+        while True:
+            if not waiter.done.done():
+                await asyncio.wait([waiter.done], timeout=period)
+            elif self.clock.delay_s(waiter.done.result()) < period:
+                await self._finish(response, parsed, waiter, sent=sent)
+                return response
+            else:
+                await asyncio.sleep(period)
+            # Never the last token here: it leaves at the completion time.
+            made = min(self.driver_made(waiter.rid), n - 1)
+            if made > sent:
+                await response.write(_chunk(TOKEN * (made - sent), chat, model))
+                sent = made
+
+    def driver_made(self, rid: int) -> int:
+        assert self.driver is not None
+        return self.driver.tokens_made(rid)
+
+    async def _finish(
+        self,
+        response: web.StreamResponse,
+        parsed: ParsedRequest,
+        waiter: Waiter,
+        *,
+        sent: int,
+    ) -> None:
+        await self.clock.sleep_until(await waiter.done)
+        n, model = waiter.osl, self.config.name
+        last = _chunk(TOKEN * (n - sent), parsed.chat, model)
+        await response.write(last + _tail(parsed, n, model))
+        await response.write_eof()
+
+    async def _models(self, request: web.Request) -> web.Response:
+        data = [{"id": self.config.name, "object": "model", "owned_by": "infermeter"}]
+        return web.json_response({"object": "list", "data": data})
+
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def _stats(self, request: web.Request) -> web.Response:
+        return web.json_response(self.stats())
+
+    def stats(self) -> dict[str, Any]:
+        """Counts of the endpoint and the simulator (plain data)."""
+        dep = self.sim.config.deployment
+        out: dict[str, Any] = {
+            "system": describe(self.config, self.sim),
+            "tp": dep.tp,
+            "replicas": self.sim.config.replicas,
+            "precision": dep.precision,
+            "time_scale": self.config.time_scale,
+            "in_flight": self.sim.in_flight,
+            "bad_requests": self.bad_requests,
+        }
+        if self.driver is not None:
+            s = self.driver.stats
+            out.update(
+                requests=s.requests,
+                completed=s.completed,
+                tokens=s.tokens,
+                steps=s.steps,
+                late_steps=s.late_steps,
+                max_step_lateness_ms=s.max_step_lateness_ns / 1e6,
+            )
+        return out
+
+
+def describe(config: SimConfig, sim: LiveSimulator) -> str:
+    """E.g. 'simulated 8x H100 SXM (infermeter performance model)'."""
+    acc = sim.config.deployment.accelerator
+    words = acc.name.split()
+    if words and words[0].lower() == acc.vendor.lower():
+        words = words[1:]  # "NVIDIA H100 SXM 80GB" -> "H100 SXM"
+    if len(words) > 1 and re.fullmatch(r"\d+GB", words[-1]):
+        words = words[:-1]
+    return f"simulated {config.count}x {' '.join(words)} (infermeter performance model)"
+
+
+class SimServer:
+    """The endpoint on a background thread: ``with SimServer(cfg) as url: ...``."""
+
+    def __init__(
+        self, config: SimConfig | None = None, *, host: str = "127.0.0.1", port: int = 0
+    ) -> None:
+        self.app = SimApp(config or SimConfig())  # builds (and checks) the system
+        self.host, self.port = host, port
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        """Base URL including ``/v1``."""
+        return f"http://{self.host}:{self.port}/v1"
+
+    def start(self) -> str:
+        """Start serving; return the base URL (the real port when 0 was asked)."""
+        loop = _new_loop()
+        self._loop = loop
+        self._thread = threading.Thread(
+            target=loop.run_forever, name="infermeter-sim", daemon=True
+        )
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._start(), loop).result(timeout=30)
+        return self.url
+
+    async def _start(self) -> None:
+        self._runner = web.AppRunner(self.app.build(), handler_cancellation=True)
+        await self._runner.setup()
+        sock = _bind(self.host, self.port, reuse_port=False)
+        self.port = int(sock.getsockname()[1])
+        await web.SockSite(self._runner, sock).start()
+
+    def stop(self) -> None:
+        """Close every connection and stop the thread."""
+        if self._loop is None or self._runner is None:
+            return
+        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(30)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(30)
+        self._loop.close()
+        self._loop = self._runner = None
+
+    def __enter__(self) -> str:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def serve(
+    config: SimConfig,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    announce: Callable[[int, SimApp], None] | None = None,
+) -> None:
+    """Serve in the foreground until interrupted; ``announce`` gets the bound port."""
+    app = SimApp(config)
+    sock: socket.socket = _bind(host, port, reuse_port=False)
+    if announce is not None:
+        announce(int(sock.getsockname()[1]), app)
+    web.run_app(
+        app.build(), sock=sock, print=None, handler_cancellation=True, loop=_new_loop()
+    )

@@ -1,0 +1,77 @@
+"""``infermeter serve-sim`` as a user runs it: a subprocess, help, and bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.request
+
+import pytest
+from typer.testing import CliRunner
+
+from infermeter.cli.main import app
+from infermeter.errors import ConfigError
+
+pytestmark = pytest.mark.integration
+CMD = [sys.executable, "-m", "infermeter", "serve-sim"]
+
+
+def test_serve_sim_subprocess_answers_with_simulated_timing() -> None:
+    proc = subprocess.Popen(
+        [*CMD, "--port", "0", "--served-model", "m"], stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        assert line.startswith("simulated 8x H100 SXM (infermeter performance model)")
+        assert "4 replica(s) of TP2 FP8" in line and "not a measurement" in line
+        url = line.split(" on ")[1].split(" ")[0]
+        body = json.dumps({"model": "m", "prompt": "a b c " * 100, "max_tokens": 7})
+        request = urllib.request.Request(
+            url + "/completions",
+            data=body.encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as resp:
+            answer = json.loads(resp.read())
+        assert answer["usage"]["prompt_tokens"] == 300
+        assert answer["usage"]["completion_tokens"] == 7
+        assert answer["model"] == "m"
+        with urllib.request.urlopen(url.replace("/v1", "/stats"), timeout=10) as resp:
+            stats = json.loads(resp.read())
+        assert stats["completed"] == 1 and stats["tokens"] == 7
+        assert stats["tp"] == 2 and stats["replicas"] == 4
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--accelerator", "h300"],
+            "error: Unknown accelerator 'h300'. Known: a100-sxm",
+        ),
+        (["--model", "gpt5"], "error: Unknown model 'gpt5'"),
+        (["--count", "1", "--tp", "1", "--precision", "fp16"], "needs 138.2 GB"),
+        (["--time-scale", "0"], "error: --time-scale must be > 0 (got 0)."),
+    ],
+)
+def test_bad_input_is_one_line_with_exit_2(args: list[str], message: str) -> None:
+    done = subprocess.run(
+        [*CMD, "--port", "0", *args], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2
+    assert message in done.stderr and done.stderr.count("\n") == 1
+    assert "Traceback" not in done.stderr
+
+
+def test_help_lists_examples_and_the_command_is_registered() -> None:
+    runner = CliRunner()
+    result = runner.invoke(app, ["serve-sim", "--help"])
+    assert result.exit_code == 0 and "Examples:" in result.output
+    assert "--time-scale" in result.output and "--chunk-ms" in result.output
+    result = runner.invoke(app, ["serve-sim", "--chunk-ms", "0", "--port", "0"])
+    assert isinstance(result.exception, ConfigError)
