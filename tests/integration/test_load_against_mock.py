@@ -133,3 +133,23 @@ def test_fault_mix_every_sample_accounted_for() -> None:
         assert expected in kinds
     # About 35 % of 200 fail (slow first byte still completes).
     assert 45 <= m.failed <= 100
+
+
+def test_server_restart_mid_run_the_run_completes_and_counts_add_up() -> None:
+    import threading
+
+    srv = MockServer(MockConfig(mode="timed", ttft="const:0.01", itl="const:0.005"))
+    url = srv.start()
+    restart = threading.Timer(0.3, srv.restart)
+    spec = LoadSpec(mode="rate", rate=100.0, pattern="constant", requests=100)
+    with _sut(url, timeouts=Timeouts(connect_s=2, total_s=5)) as sut:
+        restart.start()
+        result = run_load(sut, spec, sample_count=16)
+    restart.join()
+    srv.stop()
+    m = result.metrics
+    assert m.completed + m.failed == m.issued == 100
+    # Requests sent while nothing listened fail; the rest complete.
+    assert m.failed > 0 and m.completed >= 60
+    assert sum(m.failure_reasons.values()) == m.failed
+    assert all("connect" in reason for reason in m.failure_reasons), m.failure_reasons
