@@ -89,3 +89,47 @@ def test_sweep_needs_exactly_one_mode(url: str) -> None:
     result = CliRunner().invoke(app, ["sweep", "--url", url, "--model", "m"])
     assert result.exit_code != 0
     assert "exactly one of --concurrency" in str(result.exception)
+
+
+def test_trace_replay_point(url: str, tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    rows = [
+        {
+            "timestamp": 100 * i,
+            "input_length": 16,
+            "output_length": 4 + i % 3,
+            "hash_ids": [i % 2],
+        }
+        for i in range(10)
+    ]
+    trace.write_text("\n".join(json.dumps(r) for r in rows))
+    args = [
+        "sweep",
+        "--url",
+        url,
+        "--model",
+        "m",
+        "--replay",
+        "--trace",
+        str(trace),
+        "--speed",
+        "2",
+        "--out",
+        str(tmp_path / "out"),
+        "--json",
+    ]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.output)["points"]
+    assert row["completed"] == 10 and row["failed"] == 0
+    summary = json.loads(
+        (
+            tmp_path / "out" / "00_trace" / "performance" / "result_summary.json"
+        ).read_text()
+    )
+    # Output lengths follow the trace (the timed mock stops at max_tokens).
+    assert summary["output_sequence_lengths"]["total"] == sum(
+        4 + i % 3 for i in range(10)
+    )
+    # Ten requests 50 ms apart at speed 2: the point lasts about 0.45 s plus one answer.
+    assert 0.4e9 < summary["duration_ns"] < 1.5e9

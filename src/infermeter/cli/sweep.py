@@ -20,6 +20,8 @@ Examples:
   infermeter sweep --url URL --model m --rates 5,10,20 --pattern gamma --burstiness 0.5
 
   infermeter sweep --url URL --model m --search --ttft-ms 2000 --tpot-ms 200 --duration 30
+
+  infermeter sweep --url URL --model m --replay --trace mooncake.jsonl --speed 2
 """
 
 
@@ -46,6 +48,8 @@ def sweep_command(
     tpot_ms: Annotated[float | None, typer.Option(help="TPOT limit (ms).")] = None,
     percentile: Annotated[float, typer.Option(help="Percentile of limits.")] = 90.0,
     start_rate: Annotated[float, typer.Option(help="First search rate.")] = 1.0,
+    replay: Annotated[bool, typer.Option(help="Replay --trace's timestamps.")] = False,
+    speed: Annotated[float, typer.Option(help="Replay speed-up factor.")] = 1.0,
     pattern: Annotated[str, typer.Option(help="constant, poisson, gamma.")] = "poisson",
     burstiness: Annotated[float, typer.Option(help="Gamma shape.")] = 1.0,
     requests: Annotated[int, typer.Option(help="Requests per point.")] = 0,
@@ -87,6 +91,8 @@ def sweep_command(
         concurrency=[int(c) for c in _split(concurrency)],
         rates=_split(rates),
         search=search,
+        replay=replay,
+        replay_speed=speed,
         start_rate=start_rate,
         base=base,
         limits=Limits(ttft_ms=ttft_ms, tpot_ms=tpot_ms, percentile=percentile),

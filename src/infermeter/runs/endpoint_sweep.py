@@ -6,14 +6,15 @@ the mock server), or a JSONL trace's lengths and prefixes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import contextlib
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from infermeter.errors import ConfigError
 from infermeter.runs.load import LoadSpec
 from infermeter.runs.sweep import Limits, SweepResult, find_peak, load_runner, sweep
 from infermeter.runs.trace import TracePrompts, load_trace
-from infermeter.suts.openai_http import OpenAIHttpSUT
+from infermeter.suts.openai_http import create_http_sut
 from infermeter.suts.openai_options import config_from_options
 from infermeter.suts.prompts import PromptSource, SyntheticPrompts
 
@@ -26,6 +27,8 @@ class SweepRequest:
     concurrency: list[int] = field(default_factory=list)
     rates: list[float] = field(default_factory=list)
     search: bool = False
+    replay: bool = False
+    replay_speed: float = 1.0
     limits: Limits = field(default_factory=Limits)
     start_rate: float = 1.0
     base: LoadSpec = field(default_factory=LoadSpec)
@@ -37,37 +40,41 @@ class SweepRequest:
 
 
 def execute_sweep(request: SweepRequest) -> SweepResult:
-    """Run the sweep (or the peak search) against the endpoint and write the files."""
-    modes = [bool(request.concurrency), bool(request.rates), request.search]
+    """Run the sweep, search or replay against the endpoint and write the files."""
+    modes = [
+        bool(request.concurrency),
+        bool(request.rates),
+        request.search,
+        request.replay,
+    ]
     if sum(modes) != 1:
         raise ConfigError(
-            "Choose exactly one of --concurrency LIST, --rates LIST or --search"
+            "Choose exactly one of --concurrency LIST, --rates LIST, "
+            "--search or --replay"
         )
+    if request.replay and request.trace is None:
+        raise ConfigError("--replay needs --trace FILE.jsonl")
     config, key = config_from_options(request.sut_options)
     prompts, count = _prompts(request)
-    with OpenAIHttpSUT(config, prompts, api_key=key) as sut:
+    with contextlib.closing(create_http_sut(config, prompts, api_key=key)) as sut:
         run = load_runner(sut, count)
+        limits, out = request.limits, request.out_dir
         if request.search:
             return find_peak(
-                run,
-                request.base,
-                request.limits,
-                start_rate=request.start_rate,
-                out_dir=request.out_dir,
+                run, request.base, limits, start_rate=request.start_rate, out_dir=out
             )
+        if request.replay:
+            assert request.trace is not None
+            trace = load_trace(request.trace).scaled(request.replay_speed)
+            base = replace(request.base, mode="trace", trace=trace)
+            return sweep(run, base, [0.0], limits=limits, out_dir=out)
         if request.concurrency:
-            base = _with_mode(request.base, "concurrency")
+            base = replace(request.base, mode="concurrency")
             levels: list[float] = [float(c) for c in request.concurrency]
         else:
-            base = _with_mode(request.base, "rate")
+            base = replace(request.base, mode="rate")
             levels = list(request.rates)
-        return sweep(run, base, levels, limits=request.limits, out_dir=request.out_dir)
-
-
-def _with_mode(spec: LoadSpec, mode: str) -> LoadSpec:
-    from dataclasses import replace
-
-    return replace(spec, mode=mode)
+        return sweep(run, base, levels, limits=limits, out_dir=out)
 
 
 def _prompts(request: SweepRequest) -> tuple[PromptSource, int]:

@@ -13,7 +13,7 @@ import contextlib
 import resource
 import threading
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import numpy as np
@@ -27,6 +27,9 @@ from infermeter.suts.prompts import PromptSource
 from infermeter.suts.registry import SutContext, register
 from infermeter.suts.sse import StreamOutcome, StreamState, parse_body
 from infermeter.suts.token_count import FileTokenizer, TokenTally, count_tokens
+
+if TYPE_CHECKING:
+    from infermeter.suts.http_workers import MultiProcessHttpSUT
 
 
 class HttpStatusError(Exception):
@@ -317,7 +320,7 @@ def create_http_sut(
     *,
     api_key: ApiKey | None = None,
     clock: Clock | None = None,
-) -> SystemUnderTest:
+) -> OpenAIHttpSUT | MultiProcessHttpSUT:
     """One process, or ``config.workers`` client processes when asked for."""
     if config.workers > 1:
         from infermeter.suts.http_workers import MultiProcessHttpSUT
