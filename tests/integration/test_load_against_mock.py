@@ -153,3 +153,31 @@ def test_server_restart_mid_run_the_run_completes_and_counts_add_up() -> None:
     assert m.failed > 0 and m.completed >= 60
     assert sum(m.failure_reasons.values()) == m.failed
     assert all("connect" in reason for reason in m.failure_reasons), m.failure_reasons
+
+
+def test_random_distributions_measured_within_2_percent_of_the_draws() -> None:
+    from infermeter.servers.timing import Distribution, DistributionTiming, MockRequest
+
+    ttft, itl, out, warm, n = "uniform:0.16,0.24", "normal:0.02,0.004", 8, 16, 128
+    cfg = MockConfig(mode="timed", ttft=ttft, itl=itl, seed=11)
+    spec = LoadSpec(
+        mode="concurrency", concurrency=16, requests=n, warmup_requests=warm
+    )
+    prompts = SyntheticPrompts(16, input_tokens=8, output_tokens=out)
+    with (
+        MockProcess(cfg) as url,
+        OpenAIHttpSUT(OpenAIConfig(url=url, model="m"), prompts) as sut,
+    ):
+        result = run_load(sut, spec, sample_count=16)
+    # The server draws one plan per request in arrival order from its seed: replay
+    # the draws and compare the means of the measured series with them.
+    timing = DistributionTiming(
+        ttft_s=Distribution.parse(ttft), itl_s=Distribution.parse(itl), seed=11
+    )
+    plans = [timing.plan(MockRequest(8, out)) for _ in range(warm + n)][warm:]
+    drawn_ttft = np.mean([p.ttft_s for p in plans])
+    drawn_tpot = np.mean([np.mean(p.gaps_s) for p in plans if p.gaps_s is not None])
+    m = result.metrics
+    assert m.completed == n
+    assert np.mean(m.ttft_ns) / 1e9 == pytest.approx(drawn_ttft, rel=0.02)
+    assert np.mean(m.tpot_ns) / 1e9 == pytest.approx(drawn_tpot, rel=0.02)
