@@ -72,7 +72,21 @@ def render_report(report: RunReport) -> None:
         console.print(_metrics_table(doc["metrics"]))
     if doc.get("accuracy"):
         _print_accuracy(doc["accuracy"])
+    if doc["sut"]["kind"] == "sim" and doc["scenario"] == "Server":
+        _print_sim_comparison(report)
     console.print(f"Run folder: {report.folder}", markup=False)
+
+
+def _print_sim_comparison(report: RunReport) -> None:
+    # A simulated run is placed beside the published rows of the system it simulates.
+    from infermeter.results.console import comparison_table
+    from infermeter.runs.sim_endpoint import sim_comparison
+
+    comparison = sim_comparison(report.folder, report.document)
+    console.print(f"This run: {comparison.run.label}.", markup=False)
+    console.print(comparison_table(comparison))
+    for line in comparison.footnotes + comparison.notes:
+        console.print(line, markup=False)
 
 
 def _metrics_table(metrics: dict[str, Any]) -> Table:

@@ -19,6 +19,7 @@ EXAMPLES = """
 Examples:
 
   infermeter run                                   # the default: Llama 2 70B Server, short
+  infermeter run --sut-opt accelerator=h200        # simulated 8x H200 at its published rate
   infermeter run --sut fake --scenario Offline --min-duration 5s
   infermeter run --benchmark resnet50 --scenario SingleStream --sut null --min-duration 1s
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --target-qps 4
@@ -44,9 +45,10 @@ def run_command(
     sut: Annotated[
         str,
         typer.Option(
-            help="System under test kind: null, fake, openai, simulated, onnxruntime, torch_llm."
+            help="System under test kind: sim (a simulated 8x H100 endpoint), null, "
+            "fake, openai, simulated, onnxruntime, torch_llm."
         ),
-    ] = "fake",
+    ] = "sim",
     sut_opt: Annotated[
         list[str], typer.Option("--sut-opt", help="SUT option key=value (repeatable).")
     ] = [],  # noqa: B006

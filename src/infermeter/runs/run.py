@@ -54,7 +54,7 @@ class RunRequest:
     benchmark: str = "llama2-70b"
     scenario: Scenario = Scenario.SERVER
     mode: Mode = Mode.PERFORMANCE_ONLY
-    sut: str = "fake"
+    sut: str = "sim"  # a simulated 8x H100 endpoint on loopback (runs/sim_endpoint.py)
     sut_options: dict[str, str] = field(default_factory=dict)
     user_conf: Path | None = None
     target_qps: float | None = None
@@ -125,6 +125,10 @@ def execute(
             f"Unknown engine {request.engine!r}. Known: native, mlcommons"
         )
     bench = _benchmark(request.benchmark)
+    if request.sut == "sim":
+        from infermeter.runs.sim_endpoint import with_sim_defaults
+
+        request = with_sim_defaults(request, bench.name)
     settings, warnings = build_settings(request, bench)
     clock = clock or MonotonicClock()
     qsl = _qsl(request, bench)

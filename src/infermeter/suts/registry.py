@@ -51,6 +51,8 @@ _BUILTIN_MODULES = {
     "fake": "infermeter.suts.fake",
     "openai": "infermeter.suts.openai_http",
     "simulated": "infermeter.suts.simulated",
+    # A server plus the openai SUT: lives in runs/ (suts/ may not import servers/).
+    "sim": "infermeter.runs.sim_endpoint",
     "onnxruntime": "infermeter.suts.onnxruntime_sut",
     "torch_llm": "infermeter.suts.torch_llm",
 }

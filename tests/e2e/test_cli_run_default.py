@@ -1,0 +1,86 @@
+"""``infermeter run`` with no SUT: a simulated 8x H100 endpoint over real HTTP, compared."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from infermeter.cli.main import app
+
+pytestmark = pytest.mark.integration
+LABEL = "simulated 8x H100 SXM (infermeter performance model) — not a measurement"
+
+
+def _flat(text: str) -> str:
+    # Rich wraps long cells; the label is checked on the text without line breaks.
+    return " ".join(text.replace("│", " ").split())
+
+
+def test_default_run_shortened_is_valid_and_compared(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "--min-duration",
+            "5s",
+            "--output-len",
+            "uniform:4:40",
+            "--output-dir",
+            str(out),
+            "--store",
+            str(tmp_path / "store.db"),
+        ],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    text = _flat(result.output)
+    assert (
+        "Result: VALID — llama2-70b Server PerformanceOnly on simulated 8x H100" in text
+    )
+    assert "v4.1-0043" in text and "NVIDIA DGX H100" in text
+    assert f"This run: {LABEL}." in text and "Short run (5 s of arrivals)" in text
+    doc = json.loads((out / "run.json").read_text())
+    assert doc["sut"]["kind"] == "sim"
+    assert doc["sut"]["params"] == {"accelerator": "h100-sxm", "count": "8"}
+    assert doc["metrics"]["target_qps"] == pytest.approx(21605.8 / 294.45)
+    assert doc["metrics"]["samples_failed"] == 0
+    assert doc["dataset"]["total_sample_count"] == 256
+
+
+def test_default_run_of_a_non_llm_benchmark_says_pass_sut(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "infermeter", "run", "--benchmark", "resnet50"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    assert "simulates LLM benchmarks only" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_make_run_default_finishes_in_two_minutes(tmp_path: Path) -> None:
+    start = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "infermeter", "run", "--store", "store.db"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=tmp_path,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
+    )
+    wall = time.monotonic() - start
+    assert done.returncode == 0, done.stdout + done.stderr
+    text = _flat(done.stdout)
+    assert "Result: VALID" in text and f"This run: {LABEL}." in text
+    assert "[2] v4.1-0043" in text or "[1] v4.1-0043" in text
+    assert wall < 120, f"the default run took {wall:.0f} s"
