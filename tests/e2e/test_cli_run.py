@@ -38,6 +38,8 @@ def test_valid_server_run_writes_the_run_folder(tmp_path: Path, store: str) -> N
         "50",
         "--min-duration",
         "1s",
+        "--total-sample-count",
+        "128",
         "--sut-opt",
         "ttft_ms=5",
         "--sut-opt",

@@ -72,6 +72,14 @@ def render_report(report: RunReport) -> None:
         console.print(_metrics_table(doc["metrics"]))
     if doc.get("accuracy"):
         _print_accuracy(doc["accuracy"])
+    client = doc.get("client") or {}
+    if client.get("client_bound"):
+        reasons = "; ".join(client.get("reasons", []))
+        advice = "; ".join(client.get("advice", []))
+        err.print(
+            f"warning: the client may be the bottleneck ({reasons}): {advice}",
+            markup=False,
+        )
     if doc["sut"]["kind"] == "sim" and doc["scenario"] == "Server":
         _print_sim_comparison(report)
     console.print(f"Run folder: {report.folder}", markup=False)

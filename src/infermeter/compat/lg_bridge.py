@@ -301,14 +301,14 @@ class Router:
         at = np.array([e[2] for e in events for _ in e[1]], dtype=np.int64)
         data = _joined(events, 4)
         if kind == FIRST_TOKEN:
-            sink.first_token(ids, data, at_ns=at)  # type: ignore[call-arg]
+            sink.first_token(ids, data, at_ns=at)
             return
         n_tokens = (
             np.array([n for e in events for n in e[3]], dtype=np.int64)
             if self._token_run
             else None
         )
-        sink.complete(ids, n_tokens=n_tokens, data=data, at_ns=at)  # type: ignore[call-arg]
+        sink.complete(ids, n_tokens=n_tokens, data=data, at_ns=at)
 
     def _hand_over_one(self, sink: CompletionSink, event: tuple[Any, ...]) -> None:
         """Without ``at_ns`` on the sink: one call per official call (slower)."""

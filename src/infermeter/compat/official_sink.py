@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from infermeter.clock import Clock
-from infermeter.loadgen.interfaces import IdArray, ResponseData
+from infermeter.loadgen.interfaces import IdArray, ResponseData, Stamps
 
 UNSET = -1
 
@@ -99,7 +99,11 @@ class OfficialSink:
 
     # -- CompletionSink ---------------------------------------------------------------
     def first_token(
-        self, ids: IdArray, data: Sequence[ResponseData] | None = None
+        self,
+        ids: IdArray,
+        data: Sequence[ResponseData] | None = None,
+        *,
+        at_ns: Stamps | None = None,  # the official LoadGen stamps its own times
     ) -> None:
         now = self._clock.now_ns()
         id_list = np.asarray(ids).tolist()
@@ -115,6 +119,7 @@ class OfficialSink:
         *,
         n_tokens: npt.NDArray[np.int64] | int | None = None,
         data: Sequence[ResponseData] | None = None,
+        at_ns: Stamps | None = None,  # the official LoadGen stamps its own times
     ) -> None:
         now = self._clock.now_ns()
         id_list = np.asarray(ids).tolist()

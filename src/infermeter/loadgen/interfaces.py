@@ -22,6 +22,8 @@ NsArray = npt.NDArray[np.int64]
 """Times in integer nanoseconds on the engine clock."""
 
 ResponseData = bytes | bytearray | memoryview
+Stamps = int | npt.NDArray[np.int64]
+"""One engine-clock time for a whole call, or one per id."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +51,18 @@ class CompletionSink(Protocol):
     """
 
     def first_token(
-        self, ids: IdArray, data: Sequence[ResponseData] | None = None
+        self,
+        ids: IdArray,
+        data: Sequence[ResponseData] | None = None,
+        *,
+        at_ns: Stamps | None = None,
     ) -> None:
-        """The first token of each sample in ``ids`` arrived (LLM runs)."""
+        """The first token of each sample in ``ids`` arrived (LLM runs).
+
+        ``at_ns``: when it arrived on the engine clock (one value or one per id),
+        for callers that stamp times elsewhere (worker processes, queued calls);
+        by default the sink stamps on entry.
+        """
         ...
 
     def complete(
@@ -60,6 +71,7 @@ class CompletionSink(Protocol):
         *,
         n_tokens: npt.NDArray[np.int64] | int | None = None,
         data: Sequence[ResponseData] | None = None,
+        at_ns: Stamps | None = None,
     ) -> None:
         """Samples finished; ``n_tokens`` for LLM runs; ``data`` for the accuracy log."""
         ...

@@ -18,13 +18,11 @@ import numpy as np
 import numpy.typing as npt
 
 from infermeter.clock import Clock
-from infermeter.loadgen.interfaces import IdArray, ResponseData
+from infermeter.loadgen.interfaces import IdArray, ResponseData, Stamps
 
 UNSET = -1
 STATUS_OK = 0
 MAX_ERROR_KINDS = 32
-Stamps = int | npt.NDArray[np.int64]
-"""One engine-clock time for a whole call, or one per id."""
 
 
 def _pick(now: Stamps, mask: npt.NDArray[np.bool_]) -> Stamps:

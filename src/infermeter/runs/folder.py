@@ -52,12 +52,17 @@ def write_run_folder(
     *,
     meta: dict[str, Any],
     trace: bool = False,
+    sent_ns: np.ndarray[Any, Any] | None = None,
 ) -> dict[str, Any]:
-    """Write every file of the run folder; returns the run.json document."""
+    """Write every file of the run folder; returns the run.json document.
+
+    ``sent_ns`` (absolute, per sample) is when an HTTP SUT put each request on
+    the wire; records.npz keeps it beside the engine's issue time.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     files = [p.name for p in write_logs(outcome, LogOutput(folder, enable_trace=trace))]
     if outcome.performance is not None:
-        _write_records(folder / "records.npz", outcome)
+        _write_records(folder / "records.npz", outcome, sent_ns)
         files.append("records.npz")
     doc = run_document(outcome, meta=meta, files=files, run_id=folder.name)
     (folder / "run.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
@@ -73,7 +78,9 @@ def update_run_json(folder: Path, **changes: Any) -> dict[str, Any]:
     return doc
 
 
-def _write_records(path: Path, outcome: RunOutcome) -> None:
+def _write_records(
+    path: Path, outcome: RunOutcome, sent_ns: np.ndarray[Any, Any] | None
+) -> None:
     phase = outcome.performance
     assert phase is not None
     n = phase.samples_issued
@@ -87,18 +94,20 @@ def _write_records(path: Path, outcome: RunOutcome) -> None:
             return np.full(n, -1, dtype=np.int64)
         return np.where(values[:n] < 0, -1, values[:n] - start)
 
-    np.savez_compressed(
-        path,
-        scheduled_ns=origin - start,
-        issued_ns=rel(rec.issued_ns),
-        first_token_ns=rel(rec.first_token_ns),
-        completed_ns=rel(rec.completed_ns),
-        sample_index=phase.schedule.sample_indices[:n],
-        query_index=query,
-        n_tokens=rec.tokens_of(n),
-        status=rec.status[:n],
-        status_reasons=np.asarray(rec.status_reasons, dtype=str),
-    )
+    arrays: dict[str, Any] = {
+        "scheduled_ns": origin - start,
+        "issued_ns": rel(rec.issued_ns),
+        "first_token_ns": rel(rec.first_token_ns),
+        "completed_ns": rel(rec.completed_ns),
+        "sample_index": phase.schedule.sample_indices[:n],
+        "query_index": query,
+        "n_tokens": rec.tokens_of(n),
+        "status": rec.status[:n],
+        "status_reasons": np.asarray(rec.status_reasons, dtype=str),
+    }
+    if sent_ns is not None:
+        arrays["sent_ns"] = rel(sent_ns)
+    np.savez_compressed(path, **arrays)
 
 
 def run_document(

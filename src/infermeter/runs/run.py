@@ -18,8 +18,10 @@ from infermeter.loadgen.interfaces import SystemUnderTest
 from infermeter.loadgen.runner import RunOutcome, run_test
 from infermeter.loadgen.settings import Mode, RunSettings, Scenario
 from infermeter.results.energy import PowerSampler
+from infermeter.runs.client import ClientReport, collect
 from infermeter.runs.folder import default_run_dir, update_run_json, write_run_folder
 from infermeter.runs.official_folder import engine_meta, write_official_folder
+from infermeter.runs.selfcert import CpuMeter
 from infermeter.suts.registry import SutContext, create_sut
 from infermeter.workloads.accuracy.scorer import score_accuracy_log
 from infermeter.workloads.benchmark import Benchmark
@@ -142,7 +144,7 @@ def execute(
         options=dict(request.sut_options),
     )
     sampler = PowerSampler()  # NVML on GPUs, RAPL on CPUs, where readable
-    with _opened(create_sut(request.sut, context)) as sut:
+    with _opened(create_sut(request.sut, context)) as sut, CpuMeter() as meter:
         sampler.start()
         try:
             outcome = _run_engine(
@@ -157,11 +159,21 @@ def execute(
             )
         finally:
             power = sampler.stop()
+    client = (
+        collect(sut, outcome, meter)
+        if isinstance(outcome, RunOutcome)
+        else ClientReport()
+    )
     meta = _meta(request, bench, qsl, outcome, warnings, power)
+    meta["client"] = client.certification
+    if client.stats is not None:
+        meta["sut"]["stats"] = client.stats
     if isinstance(outcome, OfficialOutcome):
         document = write_official_folder(folder, outcome, meta=meta)
     else:
-        document = write_run_folder(folder, outcome, meta=meta, trace=request.trace)
+        document = write_run_folder(
+            folder, outcome, meta=meta, trace=request.trace, sent_ns=client.sent_ns
+        )
     if settings.mode in (Mode.ACCURACY_ONLY, Mode.SUBMISSION_RUN):
         document = update_run_json(folder, accuracy=_score_accuracy(folder, bench, qsl))
     if request.index:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import inspect
 import multiprocessing
 import threading
 import time
@@ -31,6 +30,7 @@ from infermeter.loadgen.interfaces import (
     IdArray,
     QueryBatch,
     ResponseData,
+    Stamps,
 )
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig
 from infermeter.suts.prompts import PromptSource
@@ -55,7 +55,11 @@ class _ForwardSink:
         self._conn.send(("events", events))
 
     def first_token(
-        self, ids: IdArray, data: Sequence[ResponseData] | None = None
+        self,
+        ids: IdArray,
+        data: Sequence[ResponseData] | None = None,
+        *,
+        at_ns: Stamps | None = None,  # the worker stamps its own times below
     ) -> None:
         self._push(("f", int(ids[0]), time.perf_counter_ns()))
 
@@ -65,6 +69,7 @@ class _ForwardSink:
         *,
         n_tokens: Any = None,
         data: Sequence[ResponseData] | None = None,
+        at_ns: Stamps | None = None,
     ) -> None:
         payload = bytes(data[0]) if data is not None else None
         self._push(("c", int(ids[0]), time.perf_counter_ns(), n_tokens, payload))
@@ -99,16 +104,6 @@ def _worker(
                 sut.reset_records()
             else:
                 return
-
-
-def _takes_at_ns(sink: CompletionSink) -> bool:
-    """Whether the sink accepts times taken elsewhere (the engine's sink does)."""
-    try:
-        complete = inspect.signature(sink.complete).parameters
-        first = inspect.signature(sink.first_token).parameters
-    except (TypeError, ValueError):
-        return False
-    return "at_ns" in complete and "at_ns" in first
 
 
 class WorkerPool:
@@ -155,7 +150,7 @@ class WorkerPool:
     def issue(self, batch: QueryBatch, sink: CompletionSink) -> None:
         if sink is not self._sink:
             self._sink = sink
-            self._stamped = self._monotonic and _takes_at_ns(sink)
+            self._stamped = self._monotonic
         wants = sink.wants_data(batch.ids)
         parts = np.array_split(np.arange(len(batch)), len(self._conns))
         for conn, part in zip(self._conns, parts, strict=True):
@@ -196,7 +191,7 @@ class WorkerPool:
             ids = np.array([e[1] for e in firsts], dtype=np.int64)
             if stamped:
                 at = np.array([e[2] for e in firsts], dtype=np.int64)
-                sink.first_token(ids, at_ns=at)  # type: ignore[call-arg]
+                sink.first_token(ids, at_ns=at)
             else:
                 sink.first_token(ids)
         for event in events:
@@ -204,9 +199,7 @@ class WorkerPool:
             if event[0] == "c":
                 data = None if event[4] is None else [event[4]]
                 if stamped:
-                    sink.complete(  # type: ignore[call-arg]
-                        ids, n_tokens=event[3], data=data, at_ns=event[2]
-                    )
+                    sink.complete(ids, n_tokens=event[3], data=data, at_ns=event[2])
                 else:
                     sink.complete(ids, n_tokens=event[3], data=data)
             elif event[0] == "x":

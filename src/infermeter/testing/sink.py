@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from infermeter.loadgen.interfaces import IdArray, ResponseData
+from infermeter.loadgen.interfaces import IdArray, ResponseData, Stamps
 
 
 @dataclass
@@ -25,7 +25,11 @@ class RecordingSink:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def first_token(
-        self, ids: IdArray, data: Sequence[ResponseData] | None = None
+        self,
+        ids: IdArray,
+        data: Sequence[ResponseData] | None = None,
+        *,
+        at_ns: Stamps | None = None,
     ) -> None:
         with self._lock:
             for k, i in enumerate(np.asarray(ids).tolist()):
@@ -37,6 +41,7 @@ class RecordingSink:
         *,
         n_tokens: npt.NDArray[np.int64] | int | None = None,
         data: Sequence[ResponseData] | None = None,
+        at_ns: Stamps | None = None,
     ) -> None:
         with self._lock:
             for k, i in enumerate(np.asarray(ids).tolist()):

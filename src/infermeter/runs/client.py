@@ -1,0 +1,55 @@
+"""What the client side of a run reports: SUT stats, send times and self-certification."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from infermeter.loadgen.runner import RunOutcome
+from infermeter.loadgen.summary import sample_origins
+from infermeter.runs.selfcert import CpuMeter, certify
+
+I64 = npt.NDArray[np.int64]
+
+
+@dataclass
+class ClientReport:
+    """Collected from the SUT before it closes; written into run.json and records.npz."""
+
+    stats: dict[str, Any] | None = None
+    sent_ns: I64 | None = (
+        None  # absolute engine-clock send time per sample id, -1 = none
+    )
+    certification: dict[str, object] = field(default_factory=dict)
+
+
+def collect(sut: object, outcome: RunOutcome, meter: CpuMeter) -> ClientReport:
+    """SUT counters and send times (SUTs that have them), and the client's verdict on itself."""
+    report = ClientReport()
+    stats = getattr(sut, "stats", None)
+    if callable(stats):
+        report.stats = stats()
+    phase = outcome.performance
+    if phase is None:
+        return report
+    n = phase.samples_issued
+    send_times = getattr(sut, "send_times", None)
+    if callable(send_times):
+        ids, times = send_times()
+        sent = np.full(n, -1, dtype=np.int64)
+        keep = (ids >= 0) & (ids < n)
+        sent[ids[keep]] = times[keep]
+        report.sent_ns = sent
+    verdict = certify(
+        scheduled_ns=sample_origins(phase),
+        issued_ns=phase.records.issued_ns[:n],
+        sent_ns=report.sent_ns,
+        cpu_s=meter.cpu_s,
+        wall_s=meter.wall_s,
+        workers=int(getattr(sut, "workers", 1) or 1),
+    )
+    report.certification = verdict.as_dict()
+    return report
