@@ -51,6 +51,10 @@ def test_default_run_shortened_is_valid_and_compared(tmp_path: Path) -> None:
     assert doc["sut"]["params"] == {"accelerator": "h100-sxm", "count": "8"}
     assert doc["metrics"]["target_qps"] == pytest.approx(21605.8 / 294.45)
     assert doc["metrics"]["samples_failed"] == 0
+    # The endpoint's own counts, read from its process before it stopped.
+    endpoint = doc["sut"]["stats"]["endpoint"]
+    assert endpoint["completed"] == doc["metrics"]["queries_issued"] == 512
+    assert endpoint["tp"] == 2 and endpoint["replicas"] == 4
     assert doc["dataset"]["total_sample_count"] == 256
 
 

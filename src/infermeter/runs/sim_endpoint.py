@@ -1,7 +1,8 @@
 """The ``sim`` SUT: a simulated endpoint on loopback, benchmarked through the real HTTP path.
 
-The factory starts ``serve-sim`` in-process (its own thread and event loop,
-port 0) and wraps the ``openai`` SUT pointed at it; ``close()`` stops both.
+The factory starts ``serve-sim`` on loopback port 0 in a child process (its
+own GIL: an in-process server thread delayed the client's sends by ~5 ms at
+p99) and wraps the ``openai`` SUT pointed at it; ``close()`` stops both.
 ``with_sim_defaults`` gives ``infermeter run`` with no SUT its short default
 run: the published Server rate of the simulated system, 20 s, a synthetic
 dataset with MLPerf-like lengths. Results are simulated, never measurements.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,7 @@ from infermeter.results.headline import headline_results
 from infermeter.results.published import PublishedResult
 from infermeter.results.service import compare_run
 from infermeter.runs.run import RunRequest
-from infermeter.servers.sim import SimConfig, SimServer, describe
+from infermeter.servers.sim import SimConfig, SimProcess, describe
 from infermeter.suts.registry import SutContext, create_sut, register
 from infermeter.workloads.datasets.lengths import LengthSpec
 
@@ -45,7 +47,7 @@ DEFAULT_CHUNK_MS = 500.0
 class SimEndpointSUT:
     """The openai SUT against an in-process ``SimServer``; owns both."""
 
-    def __init__(self, server: SimServer, http: SystemUnderTest, name: str) -> None:
+    def __init__(self, server: SimProcess, http: SystemUnderTest, name: str) -> None:
         self.server, self.http, self.name = server, http, name
 
     def issue_query(self, batch: QueryBatch, sink: CompletionSink) -> None:
@@ -54,9 +56,21 @@ class SimEndpointSUT:
     def flush_queries(self) -> None:
         self.http.flush_queries()
 
+    @property
+    def workers(self) -> int:
+        return int(getattr(self.http, "workers", 1) or 1)
+
     def stats(self) -> dict[str, Any]:
-        """The simulated endpoint's own counts (steps, late steps, tokens)."""
-        return self.server.app.stats()
+        """The client's counts plus the simulated endpoint's (steps, late steps)."""
+        client = getattr(self.http, "stats", None)
+        out: dict[str, Any] = dict(client()) if callable(client) else {}
+        out["endpoint"] = self.server.stats()
+        return out
+
+    def send_times(self) -> tuple[Any, Any]:
+        """(ids, clock ns) each request left the client (the openai SUT's)."""
+        times: Callable[[], tuple[Any, Any]] = self.http.send_times  # type: ignore[attr-defined]
+        return times()
 
     def close(self) -> None:
         close = getattr(self.http, "close", None)
@@ -93,7 +107,7 @@ def sim_config(options: dict[str, str], benchmark: str) -> SimConfig:
 @register(KIND)
 def _create(context: SutContext) -> SystemUnderTest:
     config = sim_config(context.options, context.benchmark)
-    server = SimServer(config)  # builds the system: bad names fail here
+    server = SimProcess(config)  # builds the system: bad names fail here
     url = server.start()
     passed = {k: v for k, v in context.options.items() if k not in SIM_OPTIONS}
     passed.update(url=url, model=config.name)
@@ -102,7 +116,7 @@ def _create(context: SutContext) -> SystemUnderTest:
     except BaseException:
         server.stop()
         raise
-    return SimEndpointSUT(server, http, describe(config, server.app.sim))
+    return SimEndpointSUT(server, http, describe(config, server.sim))
 
 
 def published_server_rows(

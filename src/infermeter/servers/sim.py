@@ -12,9 +12,13 @@ the simulator's TTFT and TPOT. Results are simulated, never measurements.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
+import multiprocessing
 import re
 import socket
 import threading
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -270,6 +274,63 @@ class SimServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class SimProcess:
+    """The endpoint in a child process (its own GIL, so it never delays the client).
+
+    ``with SimProcess(cfg) as url: ...``; names are checked in the parent first,
+    so a bad accelerator or model is a one-line ``ConfigError`` here.
+    """
+
+    def __init__(self, config: SimConfig, *, host: str = "127.0.0.1") -> None:
+        self.sim = config.simulator()
+        self.config, self.host, self.port = config, host, 0
+        self._process: multiprocessing.process.BaseProcess | None = None
+        self.last_stats: dict[str, Any] = {}
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def start(self) -> str:
+        ctx = multiprocessing.get_context("spawn")
+        reader, writer = ctx.Pipe(duplex=False)
+        self._process = ctx.Process(
+            target=_serve_child, args=(self.config, self.host, writer), daemon=True
+        )
+        self._process.start()
+        if not reader.poll(120):
+            self.stop()
+            raise ConfigError("the simulated endpoint process did not start")
+        self.port = int(reader.recv())
+        return self.url
+
+    def stats(self) -> dict[str, Any]:
+        """GET /stats of the running endpoint (the last answer once stopped)."""
+        if self._process is not None and self._process.is_alive():
+            with contextlib.suppress(OSError, ValueError):
+                url = f"http://{self.host}:{self.port}/stats"
+                with urllib.request.urlopen(url, timeout=10) as resp:
+                    self.last_stats = json.loads(resp.read())
+        return self.last_stats
+
+    def stop(self) -> None:
+        if self._process is not None:
+            self.stats()
+            self._process.terminate()
+            self._process.join(10)
+            self._process = None
+
+    def __enter__(self) -> str:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _serve_child(config: SimConfig, host: str, writer: Any) -> None:
+    serve(config, host=host, port=0, announce=lambda port, app: writer.send(port))
 
 
 def serve(
