@@ -18,7 +18,7 @@ import numpy as np
 from infermeter.errors import ConfigError
 from infermeter.perfmodel.arrivals import IntArray
 from infermeter.perfmodel.replica import MODE_DECODE, MODE_MIXED, MODE_PREFILL, Replica
-from infermeter.perfmodel.simulator import ServingConfig, _Router
+from infermeter.perfmodel.simulator import Router, ServingConfig
 from infermeter.perfmodel.specs import get_workload
 from infermeter.perfmodel.systems import build_system
 
@@ -85,8 +85,8 @@ class LiveSimulator:
             self.front, self.back = self._make(MODE_MIXED, config.replicas), []
         self.all = self.front + self.back
         # The batch simulator's router, so that routing decisions match it exactly.
-        self.front_router = _Router(self.front, config.router)
-        self.back_router = _Router(self.back, "least-loaded")
+        self.front_router = Router(self.front, config.router)
+        self.back_router = Router(self.back, "least-loaded")
         self._steps: list[tuple[int, int]] = []  # (start ns, replica index)
         self._handoffs: list[tuple[int, int]] = []  # (ready ns, request id)
         self._in_heap = [False] * len(self.all)

@@ -99,7 +99,7 @@ class SimResult:
         return float(self.n_tokens.sum()) / self.duration_s
 
 
-class _Router:
+class Router:
     def __init__(self, replicas: list[Replica], policy: str) -> None:
         self.replicas, self.policy = replicas, policy
         self._rr = itertools.count()
@@ -149,8 +149,8 @@ class _Run:
             self.front = make(MODE_MIXED, cfg.replicas)
             self.back = []
         self.all = self.front + self.back
-        self.front_router = _Router(self.front, cfg.router)
-        self.back_router = _Router(self.back, "least-loaded")
+        self.front_router = Router(self.front, cfg.router)
+        self.back_router = Router(self.back, "least-loaded")
         self.steps: list[tuple[int, int]] = []  # (time, replica index) of busy replicas
         self.handoffs: list[tuple[int, int]] = []  # (ready time, request)
         self.in_heap = [False] * len(self.all)

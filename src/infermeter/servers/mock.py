@@ -203,7 +203,7 @@ class MockServer:
     async def _start(self, ready: threading.Event) -> None:
         self._runner = web.AppRunner(self.app.build(), handler_cancellation=True)
         await self._runner.setup()
-        sock = _bind(self.host, self.port, reuse_port=False)
+        sock = bind_socket(self.host, self.port, reuse_port=False)
         self.port = int(sock.getsockname()[1])
         await web.SockSite(self._runner, sock).start()
         ready.set()
@@ -319,7 +319,7 @@ def serve(
     config.validate()
     if workers > 1 and port == 0:
         raise ConfigError("--workers > 1 needs a fixed --port (not 0)")
-    sock = _bind(host, port, reuse_port=workers > 1)
+    sock = bind_socket(host, port, reuse_port=workers > 1)
     children = [
         multiprocessing.get_context("spawn").Process(
             target=_serve_one, args=(config, host, port, i), daemon=True
@@ -338,16 +338,22 @@ def serve(
 
 
 def _serve_one(config: MockConfig, host: str, port: int, index: int) -> None:
-    _run_app(MockApp(config, seed_offset=index), _bind(host, port, reuse_port=True))
+    _run_app(
+        MockApp(config, seed_offset=index), bind_socket(host, port, reuse_port=True)
+    )
 
 
 def _run_app(app: MockApp, sock: socket.socket) -> None:
     web.run_app(
-        app.build(), sock=sock, print=None, handler_cancellation=True, loop=_new_loop()
+        app.build(),
+        sock=sock,
+        print=None,
+        handler_cancellation=True,
+        loop=new_event_loop(),
     )
 
 
-def _bind(host: str, port: int, *, reuse_port: bool) -> socket.socket:
+def bind_socket(host: str, port: int, *, reuse_port: bool) -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     if reuse_port:
@@ -357,7 +363,7 @@ def _bind(host: str, port: int, *, reuse_port: bool) -> socket.socket:
     return sock
 
 
-def _new_loop() -> asyncio.AbstractEventLoop:
+def new_event_loop() -> asyncio.AbstractEventLoop:
     try:
         import uvloop
     except ImportError:

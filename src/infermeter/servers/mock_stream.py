@@ -73,7 +73,7 @@ def _prompt_words(obj: dict[str, Any], *, chat: bool) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=4096)
-def _chunk(text: str, chat: bool, model: str, finish: str | None = None) -> bytes:
+def sse_chunk(text: str, chat: bool, model: str, finish: str | None = None) -> bytes:
     fin = "null" if finish is None else f'"{finish}"'
     if chat:
         delta = "{}" if finish else '{"content":' + json.dumps(text) + "}"
@@ -113,8 +113,8 @@ def _finish_reason(parsed: ParsedRequest, n: int) -> str:
     return "length" if n >= parsed.mock.max_tokens else "stop"
 
 
-def _tail(parsed: ParsedRequest, n: int, model: str) -> bytes:
-    out = _chunk("", parsed.chat, model, _finish_reason(parsed, n))
+def stream_tail(parsed: ParsedRequest, n: int, model: str) -> bytes:
+    out = sse_chunk("", parsed.chat, model, _finish_reason(parsed, n))
     if parsed.include_usage:
         out += _usage_chunk(parsed, n, model)
     return out + DONE
@@ -138,14 +138,17 @@ async def respond(
         await asyncio.sleep(
             plan.ttft_s + (float(plan.gaps_s.sum()) if plan.gaps_s is not None else 0.0)
         )
-        return web.json_response(_full_body(parsed, n, model, echo))
+        return web.json_response(full_body(parsed, n, model, echo))
     instant = plan.ttft_s <= 0 and plan.gaps_s is None
     if instant and fault in (Fault.NONE, Fault.SLOW_FIRST_BYTE):
         # One write for the whole stream: the cheapest answer (max-throughput).
         body = b"".join(
-            _chunk(_token_text(parsed, i, echo), parsed.chat, model) for i in range(n)
+            sse_chunk(_token_text(parsed, i, echo), parsed.chat, model)
+            for i in range(n)
         )
-        return web.Response(body=body + _tail(parsed, n, model), headers=SSE_HEADERS)
+        return web.Response(
+            body=body + stream_tail(parsed, n, model), headers=SSE_HEADERS
+        )
     return await _stream(
         request, parsed, plan, n, fault=fault, faults=faults, model=model, echo=echo
     )
@@ -183,10 +186,12 @@ async def _stream(
             await asyncio.sleep(delay)
         if i == fault_at:
             return await _inject(request, response, fault, faults)
-        await response.write(_chunk(_token_text(parsed, i, echo), parsed.chat, model))
+        await response.write(
+            sse_chunk(_token_text(parsed, i, echo), parsed.chat, model)
+        )
     if fault_at == n:
         return await _inject(request, response, fault, faults)
-    await response.write(_tail(parsed, n, model))
+    await response.write(stream_tail(parsed, n, model))
     await response.write_eof()
     return response
 
@@ -208,7 +213,7 @@ async def _inject(
     raise asyncio.CancelledError  # the connection is gone; nothing more to send
 
 
-def _full_body(parsed: ParsedRequest, n: int, model: str, echo: bool) -> dict[str, Any]:
+def full_body(parsed: ParsedRequest, n: int, model: str, echo: bool) -> dict[str, Any]:
     text = "".join(_token_text(parsed, i, echo) for i in range(n))
     finish = _finish_reason(parsed, n)
     if parsed.chat:

@@ -27,14 +27,14 @@ from aiohttp import web
 
 from infermeter.errors import ConfigError
 from infermeter.perfmodel.live import LiveSimulator
-from infermeter.servers.mock import _bind, _new_loop
+from infermeter.servers.mock import bind_socket, new_event_loop
 from infermeter.servers.mock_stream import (
     SSE_HEADERS,
     ParsedRequest,
-    _chunk,
-    _full_body,
-    _tail,
+    full_body,
     parse_request,
+    sse_chunk,
+    stream_tail,
 )
 from infermeter.servers.sim_driver import SimDriver, TimeBase, Waiter
 from infermeter.servers.timing import output_length
@@ -125,7 +125,7 @@ class SimApp:
         headers = {RID_HEADER: str(waiter.rid)}
         if not parsed.mock.stream:
             await self.clock.sleep_until(await waiter.done)
-            body = _full_body(parsed, n, self.config.name, False)
+            body = full_body(parsed, n, self.config.name, False)
             return web.json_response(body, headers=headers)
         return await self._stream(request, parsed, waiter, headers)
 
@@ -143,7 +143,7 @@ class SimApp:
         if n == 1:
             await self._finish(response, parsed, waiter, sent=0)
             return response
-        await response.write(_chunk(TOKEN, chat, model))
+        await response.write(sse_chunk(TOKEN, chat, model))
         sent, period = 1, self.config.chunk_ms / 1000.0 / self.config.time_scale
         while True:
             if not waiter.done.done():
@@ -156,7 +156,7 @@ class SimApp:
             # Never the last token here: it leaves at the completion time.
             made = min(self.driver_made(waiter.rid), n - 1)
             if made > sent:
-                await response.write(_chunk(TOKEN * (made - sent), chat, model))
+                await response.write(sse_chunk(TOKEN * (made - sent), chat, model))
                 sent = made
 
     def driver_made(self, rid: int) -> int:
@@ -173,8 +173,8 @@ class SimApp:
     ) -> None:
         await self.clock.sleep_until(await waiter.done)
         n, model = waiter.osl, self.config.name
-        last = _chunk(TOKEN * (n - sent), parsed.chat, model)
-        await response.write(last + _tail(parsed, n, model))
+        last = sse_chunk(TOKEN * (n - sent), parsed.chat, model)
+        await response.write(last + stream_tail(parsed, n, model))
         await response.write_eof()
 
     async def _models(self, request: web.Request) -> web.Response:
@@ -242,7 +242,7 @@ class SimServer:
 
     def start(self) -> str:
         """Start serving; return the base URL (the real port when 0 was asked)."""
-        loop = _new_loop()
+        loop = new_event_loop()
         self._loop = loop
         self._thread = threading.Thread(
             target=loop.run_forever, name="infermeter-sim", daemon=True
@@ -254,7 +254,7 @@ class SimServer:
     async def _start(self) -> None:
         self._runner = web.AppRunner(self.app.build(), handler_cancellation=True)
         await self._runner.setup()
-        sock = _bind(self.host, self.port, reuse_port=False)
+        sock = bind_socket(self.host, self.port, reuse_port=False)
         self.port = int(sock.getsockname()[1])
         await web.SockSite(self._runner, sock).start()
 
@@ -342,9 +342,13 @@ def serve(
 ) -> None:
     """Serve in the foreground until interrupted; ``announce`` gets the bound port."""
     app = SimApp(config)
-    sock: socket.socket = _bind(host, port, reuse_port=False)
+    sock: socket.socket = bind_socket(host, port, reuse_port=False)
     if announce is not None:
         announce(int(sock.getsockname()[1]), app)
     web.run_app(
-        app.build(), sock=sock, print=None, handler_cancellation=True, loop=_new_loop()
+        app.build(),
+        sock=sock,
+        print=None,
+        handler_cancellation=True,
+        loop=new_event_loop(),
     )

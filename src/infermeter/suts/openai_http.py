@@ -75,7 +75,7 @@ class OpenAIHttpSUT:
         self._sent_ns: list[int] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._slots: asyncio.Semaphore | None = None
-        self._loop = _new_loop(config.use_uvloop)
+        self._loop = new_event_loop(config.use_uvloop)
         self._session: aiohttp.ClientSession | None = None
         self._thread = threading.Thread(
             target=self._loop.run_forever, name="infermeter-http", daemon=True
@@ -294,7 +294,7 @@ def _earliest(a: float | None, b: float | None) -> float | None:
     return a if b is None else min(a, b)
 
 
-def _new_loop(use_uvloop: bool) -> asyncio.AbstractEventLoop:
+def new_event_loop(use_uvloop: bool) -> asyncio.AbstractEventLoop:
     if use_uvloop:
         try:
             import uvloop
