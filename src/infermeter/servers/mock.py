@@ -8,10 +8,8 @@ foreground, optionally as several processes on one port (SO_REUSEPORT).
 
 from __future__ import annotations
 
-import asyncio
 import multiprocessing
 import socket
-import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +18,7 @@ from typing import Any
 from aiohttp import web
 
 from infermeter.errors import ConfigError
+from infermeter.servers.background import ThreadedServer, bind_socket, new_event_loop
 from infermeter.servers.faults import Fault, FaultConfig, FaultPicker
 from infermeter.servers.mock_stream import ParsedRequest, parse_request, respond
 from infermeter.servers.timing import (
@@ -164,8 +163,10 @@ def _error(status: int, message: str, kind: str) -> web.Response:
     return web.json_response(body, status=status)
 
 
-class MockServer:
+class MockServer(ThreadedServer):
     """A mock server on a background thread; ``with MockServer(cfg) as url: ...``."""
+
+    thread_name = "infermeter-mock"
 
     def __init__(
         self,
@@ -175,62 +176,14 @@ class MockServer:
         port: int = 0,
         timing: TokenTiming | None = None,
     ) -> None:
-        self.app = MockApp(config or MockConfig(), timing=timing)
-        self.host = host
-        self.port = port
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: web.AppRunner | None = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        """Base URL including ``/v1``."""
-        return f"http://{self.host}:{self.port}/v1"
-
-    def start(self) -> str:
-        """Start serving; return the base URL (the real port when 0 was asked)."""
-        ready = threading.Event()
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        self._thread = threading.Thread(
-            target=loop.run_forever, name="infermeter-mock", daemon=True
-        )
-        self._thread.start()
-        future = asyncio.run_coroutine_threadsafe(self._start(ready), loop)
-        future.result(timeout=30)
-        return self.url
-
-    async def _start(self, ready: threading.Event) -> None:
-        self._runner = web.AppRunner(self.app.build(), handler_cancellation=True)
-        await self._runner.setup()
-        sock = bind_socket(self.host, self.port, reuse_port=False)
-        self.port = int(sock.getsockname()[1])
-        await web.SockSite(self._runner, sock).start()
-        ready.set()
-
-    def stop(self) -> None:
-        """Close every connection and stop the thread (the port is kept for restart)."""
-        if self._loop is None or self._runner is None:
-            return
-        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(30)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        if self._thread is not None:
-            self._thread.join(30)
-        self._loop.close()
-        self._loop = None
-        self._runner = None
+        self.mock = MockApp(config or MockConfig(), timing=timing)
+        super().__init__(self.mock, host=host, port=port)
 
     def restart(self) -> None:
         """Stop, then start again on the same port (a server restart mid-run)."""
         self.stop()
-        self.app.in_flight = 0
+        self.mock.in_flight = 0
         self.start()
-
-    def __enter__(self) -> str:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 class MockProcess:
@@ -351,22 +304,3 @@ def _run_app(app: MockApp, sock: socket.socket) -> None:
         handler_cancellation=True,
         loop=new_event_loop(),
     )
-
-
-def bind_socket(host: str, port: int, *, reuse_port: bool) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    if reuse_port:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    sock.bind((host, port))
-    sock.listen(4096)  # listening before the port is announced: no refused connects
-    return sock
-
-
-def new_event_loop() -> asyncio.AbstractEventLoop:
-    try:
-        import uvloop
-    except ImportError:
-        return asyncio.new_event_loop()
-    loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()
-    return loop

@@ -17,7 +17,6 @@ import json
 import multiprocessing
 import re
 import socket
-import threading
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ from aiohttp import web
 
 from infermeter.errors import ConfigError
 from infermeter.perfmodel.live import LiveSimulator
-from infermeter.servers.mock import bind_socket, new_event_loop
+from infermeter.servers.background import ThreadedServer, bind_socket, new_event_loop
 from infermeter.servers.mock_stream import (
     SSE_HEADERS,
     ParsedRequest,
@@ -223,57 +222,16 @@ def describe(config: SimConfig, sim: LiveSimulator) -> str:
     return f"simulated {config.count}x {' '.join(words)} (infermeter performance model)"
 
 
-class SimServer:
+class SimServer(ThreadedServer):
     """The endpoint on a background thread: ``with SimServer(cfg) as url: ...``."""
+
+    thread_name = "infermeter-sim"
 
     def __init__(
         self, config: SimConfig | None = None, *, host: str = "127.0.0.1", port: int = 0
     ) -> None:
-        self.app = SimApp(config or SimConfig())  # builds (and checks) the system
-        self.host, self.port = host, port
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: web.AppRunner | None = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        """Base URL including ``/v1``."""
-        return f"http://{self.host}:{self.port}/v1"
-
-    def start(self) -> str:
-        """Start serving; return the base URL (the real port when 0 was asked)."""
-        loop = new_event_loop()
-        self._loop = loop
-        self._thread = threading.Thread(
-            target=loop.run_forever, name="infermeter-sim", daemon=True
-        )
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._start(), loop).result(timeout=30)
-        return self.url
-
-    async def _start(self) -> None:
-        self._runner = web.AppRunner(self.app.build(), handler_cancellation=True)
-        await self._runner.setup()
-        sock = bind_socket(self.host, self.port, reuse_port=False)
-        self.port = int(sock.getsockname()[1])
-        await web.SockSite(self._runner, sock).start()
-
-    def stop(self) -> None:
-        """Close every connection and stop the thread."""
-        if self._loop is None or self._runner is None:
-            return
-        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(30)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        if self._thread is not None:
-            self._thread.join(30)
-        self._loop.close()
-        self._loop = self._runner = None
-
-    def __enter__(self) -> str:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        self.sim_app = SimApp(config or SimConfig())  # builds (and checks) the system
+        super().__init__(self.sim_app, host=host, port=port)
 
 
 class SimProcess:
