@@ -16,13 +16,18 @@ import numpy as np
 from infermeter.clock import Clock
 from infermeter.loadgen.interfaces import CompletionSink, QueryBatch
 from infermeter.perfmodel.arrivals import workload_lengths
-from infermeter.perfmodel.online import OnlineSimulator
+from infermeter.perfmodel.live import LiveSimulator, StepEvents
 from infermeter.perfmodel.specs import get_workload
 from infermeter.suts.registry import SutContext, register
 
 
 class SimulatedSUT:
-    """``count`` x ``accelerator`` serving ``model`` (calibrated roofline + simulator)."""
+    """``count`` x ``accelerator`` serving ``model`` (calibrated roofline + simulator).
+
+    Requests join the live simulator at their scheduled times; its steps run on
+    the engine clock (``clock.call_at``), so later arrivals slow earlier
+    requests exactly as in the batch simulator.
+    """
 
     def __init__(
         self,
@@ -37,11 +42,13 @@ class SimulatedSUT:
         seed: int = 0,
     ) -> None:
         self.clock = clock
-        self.sim = OnlineSimulator.for_system(
+        self.sim = LiveSimulator.for_system(
             accelerator, count, model, precision=precision, tp=tp
         )
         self.name = f"simulated {count}x{accelerator} {model}"
         self._isl, self._osl = workload_lengths(get_workload(model), samples, seed)
+        self._owner: dict[int, tuple[int, int, CompletionSink]] = {}
+        self._armed: int | None = None
 
     def lengths(self, sample_index: int) -> tuple[int, int]:
         k = sample_index % self._isl.shape[0]
@@ -50,16 +57,34 @@ class SimulatedSUT:
     def issue_query(self, batch: QueryBatch, sink: CompletionSink) -> None:
         order = np.argsort(batch.scheduled_ns, kind="stable")
         for k in order.tolist():
-            ids = batch.ids[k : k + 1]
             isl, osl = self.lengths(int(batch.sample_indices[k]))
-            t = self.sim.submit(int(batch.scheduled_ns[k]), isl, osl)
-            self.clock.call_at(t.first_token_ns, partial(sink.first_token, ids))
-            self.clock.call_at(
-                t.completed_ns, partial(sink.complete, ids, n_tokens=osl)
-            )
+            rid = self.sim.add(int(batch.scheduled_ns[k]), isl, osl)
+            self._owner[rid] = (int(batch.ids[k]), osl, sink)
+        self._arm()
 
     def flush_queries(self) -> None:
-        """Nothing buffered: every sample is already scheduled on the clock."""
+        """Nothing buffered: the simulator's steps are already on the clock."""
+
+    def _arm(self) -> None:
+        due = self.sim.next_event_ns()
+        if due is not None and (self._armed is None or due < self._armed):
+            self._armed = due
+            self.clock.call_at(due, self._tick)
+
+    def _tick(self) -> None:
+        self._armed = None
+        for events in self.sim.advance(self.clock.now_ns()):
+            # A step's tokens exist when it ends, which may be later than now.
+            self.clock.call_at(events.end_ns, partial(self._deliver, events))
+        self._arm()
+
+    def _deliver(self, events: StepEvents) -> None:
+        for rid in events.first_token.tolist():
+            sample_id, _, sink = self._owner[rid]
+            sink.first_token(np.asarray([sample_id], dtype=np.int64))
+        for rid in events.completed.tolist():
+            sample_id, osl, sink = self._owner.pop(rid)
+            sink.complete(np.asarray([sample_id], dtype=np.int64), n_tokens=osl)
 
 
 @register("simulated")
