@@ -162,3 +162,24 @@ def test_logs_have_the_official_shape(
     extra = set(got["detail_keys"]) - set(expected["detail_keys"])  # type: ignore[arg-type]
     assert not extra, sorted(extra)
     assert got["accuracy_text"] == expected["accuracy_text"]
+
+
+def test_trace_is_off_by_default_and_valid_chrome_json_when_asked(
+    tmp_path: Path,
+) -> None:
+    settings = RunSettings(
+        scenario=Scenario.SERVER, server_target_qps=2000.0, min_duration_ms=100
+    )
+    outcome = run_test(NullSUT(), InMemoryQSL(64), settings, clock=MonotonicClock())
+    plain = write_logs(outcome, LogOutput(tmp_path / "plain"))
+    assert not any(p.name.endswith("trace.json") for p in plain)
+    paths = write_logs(outcome, LogOutput(tmp_path / "traced", enable_trace=True))
+    trace = json.loads(
+        next(p for p in paths if p.name.endswith("trace.json")).read_text()
+    )
+    samples = [e for e in trace["traceEvents"] if e.get("name") == "Sample"]
+    assert outcome.performance is not None
+    assert len(samples) == 2 * outcome.performance.samples_issued  # begin + end each
+    begins = [e for e in samples if e["ph"] == "b"]
+    assert all(e["args"]["complete_ns"] >= 0 for e in begins)
+    assert trace["displayTimeUnit"] == "ns"
