@@ -18,6 +18,7 @@ from infermeter.suts.registry import SutContext, create_sut
 from infermeter.testing import RecordingSink
 from infermeter.workloads import get_benchmark
 from infermeter.workloads.datasets import DatasetOptions, build_qsl
+from infermeter.workloads.datasets.synthetic import corpus_tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -151,3 +152,59 @@ def test_resnet50_runs_are_valid(scenario: Scenario) -> None:
     finally:
         sut.close()
     assert outcome.valid, outcome.summary
+
+
+def _tiny_bert_qa(seq: int = 64, vocab: int = 50_000, width: int = 8) -> bytes:
+    """A BERT-shaped QA graph: embeddings -> one projection -> start/end logits."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    embed = numpy_helper.from_array(
+        rng.standard_normal((vocab, width)).astype(np.float32), "embed"
+    )
+    head = numpy_helper.from_array(
+        rng.standard_normal((width, 2)).astype(np.float32), "head"
+    )
+    split = numpy_helper.from_array(np.asarray([1, 1], np.int64), "split")
+    axis = numpy_helper.from_array(np.asarray([2], np.int64), "axis")
+    nodes = [
+        helper.make_node("Gather", ["embed", "input_ids"], ["h"]),
+        helper.make_node("MatMul", ["h", "head"], ["logits"]),
+        helper.make_node("Split", ["logits", "split"], ["s", "e"], axis=2),
+        helper.make_node("Squeeze", ["s", "axis"], ["start_logits"]),
+        helper.make_node("Squeeze", ["e", "axis"], ["end_logits"]),
+    ]
+    ids = [
+        helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", seq])
+        for name in ("input_ids", "attention_mask", "token_type_ids")
+    ]
+    outs = [
+        helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", seq])
+        for name in ("start_logits", "end_logits")
+    ]
+    graph = helper.make_graph(
+        nodes, "tiny_bert_qa", ids, outs, [embed, head, split, axis]
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    return bytes(model.SerializeToString())
+
+
+def test_bert_style_inputs_answer_with_a_span_of_the_context() -> None:
+    qsl = build_qsl(get_benchmark("bert"), options=DatasetOptions(samples=8))
+    qsl.load_samples(np.arange(8, dtype=np.int64))
+    sut = OnnxRuntimeSUT(qsl, _tiny_bert_qa(), max_batch=4)
+    sink = RecordingSink()
+    try:
+        sut.issue_query(_batch(list(range(8)), list(range(8))), sink)
+        assert sink.wait(8)
+    finally:
+        sut.close()
+    assert not sink.failed
+    tokenizer = qsl.tokenizer or corpus_tokenizer()
+    for i in range(8):
+        _, answer = sink.completed[i]
+        assert answer
+        context = " ".join(
+            tokenizer.decode(qsl.sample(i).input_ids[:64].tolist()).split()
+        )
+        assert " ".join(answer.decode().split()) in context
