@@ -9,7 +9,8 @@ import pytest
 
 from infermeter.clock import MonotonicClock
 from infermeter.loadgen.interfaces import CompletionSink, QueryBatch
-from infermeter.loadgen.runner import LogOutput, run_test, write_logs
+from infermeter.loadgen.logs.files import LogOutput, write_logs
+from infermeter.loadgen.runner import run_test
 from infermeter.loadgen.settings import Mode, RunSettings, Scenario
 from infermeter.workloads import get_benchmark
 from infermeter.workloads.accuracy.scorer import AccuracyReport, score_accuracy_log

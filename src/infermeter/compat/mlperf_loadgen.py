@@ -44,7 +44,8 @@ from infermeter.compat.lg_types import (
 )
 from infermeter.loadgen.conf import apply_conf, load_conf_file
 from infermeter.loadgen.logs.detail import DetailLog
-from infermeter.loadgen.runner import LogOutput, RunOutcome, run_test, write_logs
+from infermeter.loadgen.logs.files import LogOutput, write_logs
+from infermeter.loadgen.runner import RunOutcome, run_test
 from infermeter.loadgen.settings import Scenario
 
 __all__ = [

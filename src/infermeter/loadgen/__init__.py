@@ -11,7 +11,8 @@ from infermeter.loadgen.interfaces import (
     QuerySampleLibrary,
     SystemUnderTest,
 )
-from infermeter.loadgen.runner import LogOutput, RunOutcome, run_test, write_logs
+from infermeter.loadgen.logs.files import LogOutput, write_logs
+from infermeter.loadgen.runner import RunOutcome, run_test
 from infermeter.loadgen.settings import Mode, RunSettings, Scenario
 
 __all__ = [

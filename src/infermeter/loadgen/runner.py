@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,8 +20,9 @@ import numpy.typing as npt
 from infermeter.clock import Clock, MonotonicClock
 from infermeter.errors import ConfigError
 from infermeter.loadgen.engine import PhaseResult, Progress, run_phase
+from infermeter.loadgen.find_peak import find_peak
 from infermeter.loadgen.interfaces import QuerySampleLibrary, SystemUnderTest
-from infermeter.loadgen.logs.accuracy import AccuracyEntry, render_accuracy
+from infermeter.loadgen.logs.accuracy import AccuracyEntry
 from infermeter.loadgen.logs.detail import (
     DetailLog,
     effective_entries,
@@ -30,7 +30,6 @@ from infermeter.loadgen.logs.detail import (
     requested_entries,
     result_entries,
 )
-from infermeter.loadgen.logs.summary_file import render_counts, render_summary
 from infermeter.loadgen.rng import MT19937Stream
 from infermeter.loadgen.schedule import generate_loadable_sets, generate_queries
 from infermeter.loadgen.settings import (
@@ -44,21 +43,6 @@ from infermeter.loadgen.summary import Summary, summarize
 
 ENGINE_NAME = "infermeter native engine"
 PhaseHook = Callable[[str], None]
-
-
-@dataclass
-class LogOutput:
-    """Where and how the log files are written (LoadGen's LogOutputSettings)."""
-
-    outdir: Path
-    prefix: str = "mlperf_log_"
-    suffix: str = ""
-    prefix_with_datetime: bool = False
-    enable_trace: bool = False
-
-    def path(self, kind: str, ext: str, stamp: str) -> Path:
-        middle = f"{stamp}_" if self.prefix_with_datetime else ""
-        return self.outdir / f"{self.prefix}{middle}{kind}{self.suffix}.{ext}"
 
 
 @dataclass
@@ -324,77 +308,12 @@ def _sampled_log_mask(
 
 
 def _find_peak(ctx: _Context, eff: EffectiveSettings) -> None:
-    """Widen the Server QPS by ``1 + step`` until it fails, then bisect (LoadGen's FindPeak)."""
-    req = eff.requested
-    decimals = req.server_find_peak_qps_decimals_of_precision
-    base = _performance(ctx, eff, final=False)
-    ctx.outcome.peak_trials.append((eff.target_qps, base.perf_constraints_met))
-    if not base.perf_constraints_met:
-        ctx.outcome.detail.log(
-            "error_runtime",
-            "FindPeakPerformance: Initial lower bound does "
-            "not satisfy performance constraints",
-            ctx.clock.now_ns(),
-            kind="error",
-        )
-        _performance(ctx, eff, final=True)
-        return
-    low, high = (
-        eff.target_qps,
-        eff.target_qps * (1 + req.server_find_peak_qps_boundary_step_size),
-    )
-    while _trial(ctx, eff, high):
-        low, high = high, high * (1 + req.server_find_peak_qps_boundary_step_size)
-    scale = 10**decimals
-    while math.floor(low * scale) + 1 < math.floor(high * scale):
-        mid = math.floor((low + high) / 2 * scale) / scale
-        if _trial(ctx, eff, mid):
-            low = mid
-        else:
-            high = mid
-    ctx.outcome.detail.log(
-        "generic_message", f"FindPeakPerformance: found peak {low}", ctx.clock.now_ns()
-    )
-    _performance(ctx, _with_qps(eff, low), final=True)
+    def measure(settings: EffectiveSettings, final: bool) -> Summary:
+        return _performance(ctx, settings, final=final)
 
+    def note(message: str, *, error: bool) -> None:
+        kind = "error" if error else ""
+        key = "error_runtime" if error else "generic_message"
+        ctx.outcome.detail.log(key, message, ctx.clock.now_ns(), kind=kind)
 
-def _with_qps(eff: EffectiveSettings, qps: float) -> EffectiveSettings:
-    return dataclasses.replace(
-        eff, target_qps=qps, requested=eff.requested.copy(server_target_qps=qps)
-    )
-
-
-def _trial(ctx: _Context, eff: EffectiveSettings, qps: float) -> bool:
-    summary = _performance(ctx, _with_qps(eff, qps), final=False)
-    ctx.outcome.peak_trials.append((qps, summary.perf_constraints_met))
-    return summary.perf_constraints_met
-
-
-def write_logs(outcome: RunOutcome, output: LogOutput) -> list[Path]:
-    """Write summary, detail and accuracy logs (and the trace when asked); return the paths."""
-    output.outdir.mkdir(parents=True, exist_ok=True)
-    stamp = outcome.started_at.strftime("%Y%m%dT%H%M%SZ")
-    detail = outcome.detail
-    if outcome.summary is not None:
-        summary_text = render_summary(
-            outcome.summary,
-            sut_name=outcome.sut_name,
-            warnings=detail.warnings,
-            errors=detail.errors,
-        )
-    else:
-        summary_text = render_counts(detail.warnings, detail.errors)
-    paths = [
-        output.path("summary", "txt", stamp),
-        output.path("detail", "txt", stamp),
-        output.path("accuracy", "json", stamp),
-    ]
-    paths[0].write_text(summary_text)
-    paths[1].write_text(detail.text())
-    paths[2].write_text(render_accuracy(outcome.accuracy_entries))
-    if output.enable_trace and outcome.performance is not None:
-        from infermeter.loadgen.logs.trace import write_trace
-
-        paths.append(output.path("trace", "json", stamp))
-        write_trace(outcome.performance, paths[-1], origin_ns=detail.origin_ns)
-    return paths
+    find_peak(eff, measure, trials=ctx.outcome.peak_trials, note=note)

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from infermeter import __version__
-from infermeter.loadgen.runner import LogOutput, RunOutcome, write_logs
+from infermeter.loadgen.logs.files import LogOutput, write_logs
+from infermeter.loadgen.runner import RunOutcome
 from infermeter.loadgen.settings import EffectiveSettings, RunSettings
 from infermeter.loadgen.summary import LatencyStats, Summary
 
