@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from infermeter.loadgen.runner import RunOutcome
 from infermeter.loadgen.summary import sample_origins
-from infermeter.runs.selfcert import CpuMeter, certify
+from infermeter.runs.selfcert import CertBounds, CpuMeter, certify
 
 I64 = npt.NDArray[np.int64]
 
@@ -43,7 +43,16 @@ def collect(sut: object, outcome: RunOutcome, meter: CpuMeter) -> ClientReport:
         keep = (ids >= 0) & (ids < n)
         sent[ids[keep]] = times[keep]
         report.sent_ns = sent
+    settings = outcome.settings
+    bound = (
+        settings.requested.ttft_latency
+        if settings.is_token_run
+        else settings.target_latency_ns
+    )
     verdict = certify(
+        bounds=CertBounds.for_latency_bound(
+            bound if settings.scenario.value == "Server" else None
+        ),
         scheduled_ns=sample_origins(phase),
         issued_ns=phase.records.issued_ns[:n],
         sent_ns=report.sent_ns,

@@ -16,15 +16,24 @@ import numpy as np
 from infermeter.loadgen.interfaces import NsArray
 
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)
+MIN_LATENESS_NS = 1_000_000  # 1 ms: the issue's bound at 1,000 req/s
 
 
 @dataclass(frozen=True, slots=True)
 class CertBounds:
     """Past these the client is called the bottleneck."""
 
-    lateness_p99_ns: int = 1_000_000
+    lateness_p99_ns: int = MIN_LATENESS_NS
     # One Python process uses at most one core for its own work (the GIL).
     cpu_fraction: float = 0.9
+
+    @classmethod
+    def for_latency_bound(cls, bound_ns: int | None) -> CertBounds:
+        """Lateness matters relative to what is judged: allow 1 % of the latency
+        bound the run is held to (TTFT, or the Server latency), at least 1 ms."""
+        if not bound_ns or bound_ns <= 0:
+            return cls()
+        return cls(lateness_p99_ns=max(MIN_LATENESS_NS, bound_ns // 100))
 
 
 @dataclass(frozen=True, slots=True)
