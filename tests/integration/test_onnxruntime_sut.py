@@ -9,6 +9,7 @@ pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
 
 from infermeter.clock import MonotonicClock
+from infermeter.errors import ConfigError
 from infermeter.loadgen.interfaces import QueryBatch
 from infermeter.loadgen.runner import run_test
 from infermeter.loadgen.settings import Mode, RunSettings, Scenario
@@ -208,3 +209,12 @@ def test_bert_style_inputs_answer_with_a_span_of_the_context() -> None:
             tokenizer.decode(qsl.sample(i).input_ids[:64].tolist()).split()
         )
         assert " ".join(answer.decode().split()) in context
+
+
+def test_cuda_without_a_cuda_provider_is_a_one_line_error() -> None:
+    import onnxruntime as ort
+
+    if "CUDAExecutionProvider" in ort.get_available_providers():
+        pytest.skip("this onnxruntime has CUDA")
+    with pytest.raises(ConfigError, match="no CUDAExecutionProvider"):
+        OnnxRuntimeSUT(_qsl(4), materialize_light_model("shufflenet"), device="cuda")

@@ -41,7 +41,15 @@ def _session(model: bytes | str | Path, threads: int, device: str) -> Any:
     if threads:
         options.intra_op_num_threads = threads
     providers = ["CPUExecutionProvider"]
-    if device == "cuda" and "CUDAExecutionProvider" in ort.get_available_providers():
+    if device == "cuda":
+        available = ort.get_available_providers()
+        if "CUDAExecutionProvider" not in available:
+            # Never label a CPU run as a GPU one.
+            raise ConfigError(
+                "device=cuda but this onnxruntime has no CUDAExecutionProvider "
+                f"(available: {', '.join(available)}); install onnxruntime-gpu "
+                "or use --sut-opt device=cpu"
+            )
         providers.insert(0, "CUDAExecutionProvider")
     source = model if isinstance(model, bytes) else str(model)
     try:
@@ -69,6 +77,9 @@ class OnnxRuntimeSUT(PooledSUT):
     ) -> None:
         self.qsl = qsl
         self.session = _session(model, threads, device)
+        # The provider that actually runs the graph names the SUT in run.json.
+        provider = self.session.get_providers()[0].removesuffix("ExecutionProvider")
+        self.name = f"OnnxRuntimeSUT ({provider})"
         inputs = self.session.get_inputs()
         self._bert = _bert_inputs([i.name for i in inputs])
         self._input = inputs[0].name
