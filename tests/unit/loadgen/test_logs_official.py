@@ -59,6 +59,21 @@ CASES: dict[str, dict[str, object]] = {
         "min_duration_ms": 50,
         "min_query_count": 662,
     },
+    "server_sampled_accuracy_log": {
+        "scenario": "Server",
+        "server_target_qps": 2000.0,
+        "min_duration_ms": 300,
+        "accuracy_log_probability": 0.1,
+        "accuracy_log_rng_seed": 1234,
+    },
+    "offline_sampling_target": {
+        "scenario": "Offline",
+        "offline_expected_qps": 5000.0,
+        "min_duration_ms": 0,
+        "min_query_count": 3000,
+        "accuracy_log_sampling_target": 40,
+        "accuracy_log_rng_seed": 99,
+    },
     "offline_accuracy": {
         "scenario": "Offline",
         "mode": "AccuracyOnly",
