@@ -326,3 +326,15 @@ def test_find_peak_needs_server() -> None:
             settings(Scenario.OFFLINE, mode=Mode.FIND_PEAK_PERFORMANCE),
             clock=ManualClock(),
         )
+
+
+def test_too_many_outstanding_queries_ends_the_server_run() -> None:
+    clock = ManualClock()
+    sut = FakeSUT(clock, latency_ns=1_000 * MS)  # far slower than the arrivals
+    run = settings(Scenario.SERVER, server_max_async_queries=5)
+    outcome = run_test(sut, InMemoryQSL(64), run, clock=clock)
+    s = outcome.summary
+    assert s is not None
+    assert s.query_count == 5
+    assert "Too many outstanding queries." in s.errors
+    assert not s.valid
