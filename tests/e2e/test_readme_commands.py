@@ -1,4 +1,4 @@
-"""Every ``infermeter`` command shown in README.md exists with the options it uses."""
+"""Every ``infermeter`` command shown in README.md and docs/ exists with the options it uses."""
 
 from __future__ import annotations
 
@@ -10,36 +10,41 @@ import pytest
 
 from infermeter.cli.main import build_command
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+TOP_LEVEL = set(build_command().commands)
 
 
-def _readme_commands() -> list[str]:
-    blocks = re.findall(r"```\n(.*?)```", README.read_text(), flags=re.S)
-    lines = [
-        line.split("#")[0].strip() for block in blocks for line in block.splitlines()
-    ]
-    joined: list[str] = []
-    for line in lines:
-        if joined and joined[-1].endswith("\\"):
-            joined[-1] = joined[-1][:-1] + " " + line
-        elif line.startswith("infermeter "):
-            joined.append(line)
-    inline = [
-        " ".join(m.split())
-        for m in re.findall(r"`(infermeter [^`]+)`", README.read_text())
-    ]
-    return sorted({c.rstrip(" &") for c in [*joined, *inline]})
+def _commands_in(text: str) -> list[str]:
+    """Command lines of code blocks (continuations joined) and inline code spans."""
+    found: list[str] = []
+    for block in re.findall(r"```[a-z]*\n(.*?)```", text, flags=re.S):
+        lines = [line.split(" #")[0].strip() for line in block.splitlines()]
+        for line in lines:
+            if found and found[-1].endswith("\\"):
+                found[-1] = found[-1][:-1] + " " + line
+            elif line.startswith("infermeter "):
+                found.append(line)
+    found += [" ".join(m.split()) for m in re.findall(r"`(infermeter [^`]+)`", text)]
+    return [c.rstrip(" &") for c in found]
 
 
-COMMANDS = _readme_commands()
+def _is_command(line: str) -> bool:
+    words = line.split()
+    return len(words) > 1 and words[1] in TOP_LEVEL
 
 
-def test_the_readme_shows_commands() -> None:
-    assert len(COMMANDS) >= 15
+COMMANDS = sorted(
+    {c for doc in DOCS for c in _commands_in(doc.read_text()) if _is_command(c)}
+)
+
+
+def test_the_docs_show_commands() -> None:
+    assert len(COMMANDS) >= 25
 
 
 @pytest.mark.parametrize("line", COMMANDS)
-def test_readme_command_and_options_exist(line: str) -> None:
+def test_documented_command_and_options_exist(line: str) -> None:
     words = shlex.split(line)[1:]
     command = build_command()
     while getattr(command, "commands", None) and words and words[0] in command.commands:
