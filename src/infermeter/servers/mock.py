@@ -19,6 +19,7 @@ from aiohttp import web
 
 from infermeter.errors import ConfigError
 from infermeter.servers.background import ThreadedServer, bind_socket, new_event_loop
+from infermeter.servers.endpoint import OpenAIEndpoint
 from infermeter.servers.faults import Fault, FaultConfig, FaultPicker
 from infermeter.servers.mock_stream import ParsedRequest, parse_request, respond
 from infermeter.servers.timing import (
@@ -70,7 +71,7 @@ class MockConfig:
         )
 
 
-class MockApp:
+class MockApp(OpenAIEndpoint):
     """The request handlers and their counters."""
 
     def __init__(
@@ -91,20 +92,12 @@ class MockApp:
         self.stats: Counter[str] = Counter()
         self.in_flight = 0
 
-    def build(self) -> web.Application:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
-        app.router.add_post("/v1/completions", self._completions)
-        app.router.add_post("/v1/chat/completions", self._chat)
-        app.router.add_get("/v1/models", self._models)
-        app.router.add_get("/health", self._health)
-        app.router.add_get("/stats", self._stats)
-        return app
+    @property
+    def model_name(self) -> str:
+        return self.config.model
 
-    async def _completions(self, request: web.Request) -> web.StreamResponse:
-        return await self._handle(request, chat=False)
-
-    async def _chat(self, request: web.Request) -> web.StreamResponse:
-        return await self._handle(request, chat=True)
+    def stats_snapshot(self) -> dict[str, Any]:
+        return dict(self.stats)
 
     async def _handle(self, request: web.Request, *, chat: bool) -> web.StreamResponse:
         self.stats["requests"] += 1
@@ -146,16 +139,6 @@ class MockApp:
             self.stats["completed"] += 1
             self.stats["tokens"] += plan.n_tokens
         return response
-
-    async def _models(self, request: web.Request) -> web.Response:
-        data = [{"id": self.config.model, "object": "model", "owned_by": "infermeter"}]
-        return web.json_response({"object": "list", "data": data})
-
-    async def _health(self, request: web.Request) -> web.Response:
-        return web.Response(text="ok")
-
-    async def _stats(self, request: web.Request) -> web.Response:
-        return web.json_response(dict(self.stats))
 
 
 def _error(status: int, message: str, kind: str) -> web.Response:

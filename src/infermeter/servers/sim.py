@@ -27,6 +27,7 @@ from aiohttp import web
 from infermeter.errors import ConfigError
 from infermeter.perfmodel.live import LiveSimulator
 from infermeter.servers.background import ThreadedServer, bind_socket, new_event_loop
+from infermeter.servers.endpoint import OpenAIEndpoint
 from infermeter.servers.mock_stream import (
     SSE_HEADERS,
     ParsedRequest,
@@ -77,7 +78,7 @@ class SimConfig:
         return self.served_model or self.model
 
 
-class SimApp:
+class SimApp(OpenAIEndpoint):
     """Request handlers over one ``SimDriver`` (created on the serving loop)."""
 
     def __init__(self, config: SimConfig, sim: LiveSimulator | None = None) -> None:
@@ -87,16 +88,16 @@ class SimApp:
         self.driver: SimDriver | None = None
         self.bad_requests = 0
 
-    def build(self) -> web.Application:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
-        app.router.add_post("/v1/completions", self._completions)
-        app.router.add_post("/v1/chat/completions", self._chat)
-        app.router.add_get("/v1/models", self._models)
-        app.router.add_get("/health", self._health)
-        app.router.add_get("/stats", self._stats)
+    def on_build(self, app: web.Application) -> None:
         app.on_startup.append(self._on_startup)
         app.on_cleanup.append(self._on_cleanup)
-        return app
+
+    @property
+    def model_name(self) -> str:
+        return self.config.name
+
+    def stats_snapshot(self) -> dict[str, Any]:
+        return self.stats()
 
     async def _on_startup(self, app: web.Application) -> None:
         self.driver = SimDriver(self.sim, self.clock, asyncio.get_running_loop())
@@ -104,12 +105,6 @@ class SimApp:
     async def _on_cleanup(self, app: web.Application) -> None:
         if self.driver is not None:
             self.driver.close()
-
-    async def _completions(self, request: web.Request) -> web.StreamResponse:
-        return await self._handle(request, chat=False)
-
-    async def _chat(self, request: web.Request) -> web.StreamResponse:
-        return await self._handle(request, chat=True)
 
     async def _handle(self, request: web.Request, *, chat: bool) -> web.StreamResponse:
         assert self.driver is not None
@@ -175,16 +170,6 @@ class SimApp:
         last = sse_chunk(TOKEN * (n - sent), parsed.chat, model)
         await response.write(last + stream_tail(parsed, n, model))
         await response.write_eof()
-
-    async def _models(self, request: web.Request) -> web.Response:
-        data = [{"id": self.config.name, "object": "model", "owned_by": "infermeter"}]
-        return web.json_response({"object": "list", "data": data})
-
-    async def _health(self, request: web.Request) -> web.Response:
-        return web.Response(text="ok")
-
-    async def _stats(self, request: web.Request) -> web.Response:
-        return web.json_response(self.stats())
 
     def stats(self) -> dict[str, Any]:
         """Counts of the endpoint and the simulator (plain data)."""
