@@ -18,7 +18,7 @@ import numpy as np
 from infermeter.errors import ConfigError
 from infermeter.perfmodel.arrivals import IntArray
 from infermeter.perfmodel.replica import MODE_DECODE, MODE_MIXED, MODE_PREFILL, Replica
-from infermeter.perfmodel.simulator import Router, ServingConfig
+from infermeter.perfmodel.simulator import Router, ServingConfig, build_replicas
 from infermeter.perfmodel.specs import get_workload
 from infermeter.perfmodel.systems import build_system
 
@@ -109,18 +109,7 @@ class LiveSimulator:
         return cls(config, expected_osl=expected)
 
     def _make(self, mode: str, count: int) -> list[Replica]:
-        cfg = self.config
-        return [
-            Replica(
-                cfg.deployment,
-                cfg.efficiency,
-                mode=mode,
-                chunk_tokens=cfg.chunk_tokens,
-                mtp_accept=cfg.mtp_accept,
-                mtp_draft=cfg.mtp_draft,
-            )
-            for _ in range(count)
-        ]
+        return build_replicas(self.config, mode, count)
 
     # -- requests ------------------------------------------------------------
     def add(self, arrival_ns: int, isl: int, osl: int) -> int:

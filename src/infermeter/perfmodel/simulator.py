@@ -130,17 +130,7 @@ class _Run:
         self.expected_osl = int(np.ceil(req.osl.mean()))
 
         def make(mode: str, count: int) -> list[Replica]:
-            return [
-                Replica(
-                    cfg.deployment,
-                    cfg.efficiency,
-                    mode=mode,
-                    chunk_tokens=cfg.chunk_tokens,
-                    mtp_accept=cfg.mtp_accept,
-                    mtp_draft=cfg.mtp_draft,
-                )
-                for _ in range(count)
-            ]
+            return build_replicas(cfg, mode, count)
 
         if cfg.disaggregated:
             self.front = make(MODE_PREFILL, cfg.disaggregated[0])
@@ -234,3 +224,18 @@ def simulate_server(
 ) -> SimResult:
     """A simulated Server run: ``n`` Poisson arrivals at ``qps`` with MLPerf-like lengths."""
     return simulate(cfg, workload_requests(workload, qps, n, seed))
+
+
+def build_replicas(cfg: ServingConfig, mode: str, count: int) -> list[Replica]:
+    """``count`` replicas of one serving configuration in ``mode`` (mixed/prefill/decode)."""
+    return [
+        Replica(
+            cfg.deployment,
+            cfg.efficiency,
+            mode=mode,
+            chunk_tokens=cfg.chunk_tokens,
+            mtp_accept=cfg.mtp_accept,
+            mtp_draft=cfg.mtp_draft,
+        )
+        for _ in range(count)
+    ]
