@@ -7,11 +7,12 @@ the same layout adds entries or replaces whole entries by key.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar, cast
 
 from infermeter.errors import ConfigError
 
@@ -242,34 +243,36 @@ def workloads() -> dict[str, Workload]:
     return out
 
 
+T = TypeVar("T")
+
+
 def _norm(name: str) -> str:
     return name.strip().lower().replace("_", "-")
 
 
-def get_accelerator(name: str, user_file: Path | None = None) -> Accelerator:
-    """Look an accelerator up by key or alias; unknown names list the known keys."""
-    table = accelerators(user_file)
+class _Aliased(Protocol):
+    aliases: tuple[str, ...]
+
+
+def _lookup(table: Mapping[str, T], name: str, what: str) -> T:
+    """An entry by key or alias; an unknown name lists the known keys."""
     key = _norm(name)
     if key in table:
         return table[key]
-    for acc in table.values():
-        if key in acc.aliases:
-            return acc
-    known = ", ".join(sorted(table))
-    raise ConfigError(f"Unknown accelerator {name!r}. Known: {known}.")
+    for entry in table.values():
+        if key in cast(_Aliased, entry).aliases:
+            return entry
+    raise ConfigError(f"Unknown {what} {name!r}. Known: {', '.join(sorted(table))}.")
+
+
+def get_accelerator(name: str, user_file: Path | None = None) -> Accelerator:
+    """Look an accelerator up by key or alias; unknown names list the known keys."""
+    return _lookup(accelerators(user_file), name, "accelerator")
 
 
 def get_model(name: str, user_file: Path | None = None) -> ModelArch:
     """Look a model up by key or alias; unknown names list the known keys."""
-    table = models(user_file)
-    key = _norm(name)
-    if key in table:
-        return table[key]
-    for arch in table.values():
-        if key in arch.aliases:
-            return arch
-    known = ", ".join(sorted(table))
-    raise ConfigError(f"Unknown model {name!r}. Known: {known}.")
+    return _lookup(models(user_file), name, "model")
 
 
 def get_workload(name: str) -> Workload:
