@@ -6,7 +6,8 @@ Closed loop (SingleStream, MultiStream, fixed concurrency): the next query goes
 out when the sink reports that fewer than ``max_in_flight`` are outstanding.
 Offline: one query holding every sample. A phase ends when every issued sample
 has completed or failed, or when the SUT makes no progress for the completion
-timeout (then the run is INVALID, never hung).
+timeout (then the run is INVALID, never hung), or after a ``StopRequest``
+(issuing stops; in-flight samples get the grace period).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -25,8 +27,12 @@ from infermeter.loadgen.interfaces import QueryBatch, SystemUnderTest
 from infermeter.loadgen.records import Records, Sink
 from infermeter.loadgen.schedule import Schedule
 from infermeter.loadgen.settings import NS_PER_MS, EffectiveSettings, Scenario
+from infermeter.loadgen.stop import StopRequest
 
 MAX_BATCH = 1 << 16  # due queries handed over per call when far behind
+# Gaps longer than this are slept on the stop event, so a stop is seen quickly;
+# the last stretch is the clock's precise sleep.
+STOP_POLL_NS = 20 * NS_PER_MS
 Progress = Callable[[int, int], None]
 
 OUT_OF_QUERIES = (
@@ -68,8 +74,27 @@ class PhaseResult:
     warnings: list[str] = field(default_factory=list)
     timed_out: bool = False
     ran_out_of_queries: bool = False
+    stopped_at_ns: int | None = None  # when a StopRequest was seen (engine clock)
     response_data: dict[int, bytes] = field(default_factory=dict)
     token_data: dict[int, bytes] = field(default_factory=dict)
+
+
+class PhaseWatcher(Protocol):
+    """Sees a phase while it runs (the records journal): started, then ended."""
+
+    def phase_started(self, phase: LivePhase) -> None: ...
+
+    def phase_ended(self) -> None: ...
+
+
+class LivePhase(Protocol):
+    """What a watcher may read while a phase runs (read-only, under ``sink.lock``)."""
+
+    schedule: Schedule
+    records: Records
+    sink: Sink
+    origin: npt.NDArray[np.int64]
+    start: int
 
 
 class _PhaseRunner:
@@ -81,6 +106,7 @@ class _PhaseRunner:
         clock: Clock,
         policy: IssuePolicy,
         log_mask: npt.NDArray[np.bool_] | None,
+        stop: StopRequest | None = None,
     ) -> None:
         self.sut = sut
         self.schedule = schedule
@@ -103,6 +129,9 @@ class _PhaseRunner:
         self.timed_out = False
         self.start = 0
         self.crash: BaseException | None = None
+        self.stop = stop
+        self.stopped_at: int | None = None
+        self.grace_end = 0
 
     # -- issuing -------------------------------------------------------------------
     def issue(
@@ -145,7 +174,9 @@ class _PhaseRunner:
         while q < n:
             due = int(self.origin[q])
             if self.clock.now_ns() < due:
-                self.clock.sleep_until(due)
+                self.sleep_until(due)
+            if self.stopping():
+                return
             now = self.clock.now_ns()
             if self.limits_hit(q, now):
                 return
@@ -166,7 +197,7 @@ class _PhaseRunner:
         min_duration_ns = s.min_duration_ms * NS_PER_MS
         q = 0
         while q < n:
-            if not self.wait_below(self.policy.max_in_flight):
+            if not self.wait_below(self.policy.max_in_flight) or self.stopping():
                 return
             now = self.clock.now_ns()
             if self.limits_hit(q, now):
@@ -189,18 +220,51 @@ class _PhaseRunner:
         spq = self.schedule.samples_per_query
         return self.wait_done(self.sink.issued - (in_flight - 1) * spq)
 
-    def wait_done(self, threshold: int) -> bool:
+    def sleep_until(self, due: int) -> None:
+        """The clock's sleep; long gaps wait on the stop event so a stop is not missed."""
+        stop = self.stop
+        if stop is not None and due - self.clock.now_ns() > STOP_POLL_NS:
+            if self.clock.wait_for(stop.event, due - STOP_POLL_NS):
+                return
+        self.clock.sleep_until(due)
+
+    def stopping(self) -> bool:
+        """True once a stop was requested; notes when it was first seen."""
+        stop = self.stop
+        if stop is None or stop.reason is None:
+            return False
+        if self.stopped_at is None:
+            self.stopped_at = self.clock.now_ns()
+            self.grace_end = self.stopped_at + stop.grace_ns
+        return True
+
+    def wait_done(self, threshold: int, *, draining: bool = False) -> bool:
+        """Wait until ``threshold`` samples are done; False on a timeout or a stop.
+
+        While ``draining`` (issuing is over) a stop bounds the wait by the grace
+        period instead of ending it, and a second stop request ends it.
+        """
         timeout = self.settings.requested.completion_timeout_ns
         while not self.sink.arm(threshold):
             deadline = self.sink.last_progress_ns + timeout
+            if self.stopping():
+                assert self.stop is not None
+                if not draining or self.stop.abandoned:
+                    return False
+                deadline = min(deadline, self.grace_end)
             if self.clock.wait_for(self.sink.wake, deadline):
                 continue
-            if self.clock.now_ns() - self.sink.last_progress_ns >= timeout:
+            now = self.clock.now_ns()
+            if self.stopped_at is not None and now >= self.grace_end:
+                return False
+            if now - self.sink.last_progress_ns >= timeout:
                 self.timed_out = True
                 return False
         return True
 
     def run(self) -> None:
+        if self.stop is not None:
+            self.stop.watch(self.sink.wake)
         try:
             self.start = self.clock.now_ns()
             self.sink.last_progress_ns = self.start
@@ -210,9 +274,15 @@ class _PhaseRunner:
                 self.open_loop()
             self.sut.flush_queries()
             if not self.timed_out:
-                self.wait_done(self.sink.issued)
+                self.wait_done(self.sink.issued, draining=True)
         except BaseException as exc:  # surfaced in the caller's thread
             self.crash = exc
+        finally:
+            # Whatever completes after the phase ended (after a stop or a
+            # timeout) must not change records that are being judged.
+            self.sink.seal()
+            if self.stop is not None:
+                self.stop.unwatch(self.sink.wake)
 
 
 def run_phase(
@@ -224,17 +294,25 @@ def run_phase(
     policy: IssuePolicy | None = None,
     log_mask: npt.NDArray[np.bool_] | None = None,
     progress: Progress | None = None,
+    stop: StopRequest | None = None,
+    watcher: PhaseWatcher | None = None,
 ) -> PhaseResult:
     """Issue ``schedule`` to ``sut`` from a dedicated thread and wait for the end."""
     accuracy = settings.mode.value == "AccuracyOnly"
     policy = policy or IssuePolicy.for_scenario(settings.scenario, accuracy=accuracy)
-    runner = _PhaseRunner(sut, schedule, settings, clock, policy, log_mask)
+    runner = _PhaseRunner(sut, schedule, settings, clock, policy, log_mask, stop)
     thread = threading.Thread(target=runner.run, name="infermeter-issue", daemon=True)
+    if watcher is not None:
+        watcher.phase_started(runner)
     thread.start()
-    while thread.is_alive():
-        thread.join(0.1)
-        if progress is not None:
-            progress(runner.sink.done, schedule.sample_count)
+    try:
+        while thread.is_alive():
+            thread.join(0.1)
+            if progress is not None:
+                progress(runner.sink.done, schedule.sample_count)
+    finally:
+        if watcher is not None:
+            watcher.phase_ended()
     if runner.crash is not None:
         raise SUTError(
             f"the SUT raised during the run: {runner.crash!r}"
@@ -267,6 +345,7 @@ def _result(runner: _PhaseRunner) -> PhaseResult:
         errors=errors,
         timed_out=runner.timed_out,
         ran_out_of_queries=runner.ran_out,
+        stopped_at_ns=runner.stopped_at,
         response_data=sink.response_data,
         token_data=sink.token_data,
     )

@@ -19,7 +19,8 @@ import numpy.typing as npt
 
 from infermeter.clock import Clock, MonotonicClock
 from infermeter.errors import ConfigError
-from infermeter.loadgen.engine import PhaseResult, Progress, run_phase
+from infermeter.loadgen.budget import check_phase_memory
+from infermeter.loadgen.engine import PhaseResult, PhaseWatcher, Progress, run_phase
 from infermeter.loadgen.find_peak import find_peak
 from infermeter.loadgen.interfaces import QuerySampleLibrary, SystemUnderTest
 from infermeter.loadgen.logs.accuracy import AccuracyEntry
@@ -39,6 +40,7 @@ from infermeter.loadgen.settings import (
     Scenario,
     effective_settings,
 )
+from infermeter.loadgen.stop import StopRequest
 from infermeter.loadgen.summary import Summary, summarize
 
 ENGINE_NAME = "infermeter native engine"
@@ -59,6 +61,7 @@ class RunOutcome:
     accuracy_entries: list[AccuracyEntry] = field(default_factory=list)
     loaded_qsl_set: list[int] = field(default_factory=list)
     peak_trials: list[tuple[float, bool]] = field(default_factory=list)
+    interrupted: str | None = None  # "interrupted by SIGINT after 12 s" after a stop
 
     @property
     def valid(self) -> bool | None:
@@ -75,7 +78,17 @@ class _Context:
     outcome: RunOutcome
     progress: Progress | None
     on_phase: PhaseHook | None
+    stop: StopRequest | None = None
+    watcher: PhaseWatcher | None = None
     next_seq: int = 0
+
+    @property
+    def stopped(self) -> bool:
+        return self.outcome.interrupted is not None
+
+
+class _Stopped(Exception):
+    """A stop ended a find-peak trial; the search ends with it."""
 
 
 def run_test(
@@ -86,8 +99,15 @@ def run_test(
     clock: Clock | None = None,
     progress: Progress | None = None,
     on_phase: PhaseHook | None = None,
+    stop: StopRequest | None = None,
+    watcher: PhaseWatcher | None = None,
 ) -> RunOutcome:
-    """Run one LoadGen test in the mode ``settings.mode`` asks for."""
+    """Run one LoadGen test in the mode ``settings.mode`` asks for.
+
+    ``stop``: a ``StopRequest`` that ends the test early (the phases after it
+    are skipped, the one it hit is judged INVALID with the reason).
+    ``watcher`` sees each performance phase while it runs (the records journal).
+    """
     clock = clock or MonotonicClock()
     if (
         settings.mode is Mode.FIND_PEAK_PERFORMANCE
@@ -102,6 +122,7 @@ def run_test(
         qsl_total_count=qsl.total_sample_count,
         qsl_performance_count=qsl.performance_sample_count,
     )
+    check_phase_memory(_with_mode(eff, Mode.PERFORMANCE_ONLY))
     detail = DetailLog(origin_ns=clock.now_ns())
     outcome = RunOutcome(
         eff,
@@ -109,11 +130,14 @@ def run_test(
         getattr(sut, "name", type(sut).__name__),
         dt.datetime.now(dt.UTC),
     )
-    ctx = _Context(sut, qsl, clock, outcome, progress, on_phase)
+    ctx = _Context(sut, qsl, clock, outcome, progress, on_phase, stop, watcher)
     _log_header(ctx, eff)
     if settings.mode in (Mode.ACCURACY_ONLY, Mode.SUBMISSION_RUN):
         _accuracy(ctx, _with_mode(eff, Mode.ACCURACY_ONLY))
-    if settings.mode in (Mode.PERFORMANCE_ONLY, Mode.SUBMISSION_RUN):
+    if (
+        settings.mode in (Mode.PERFORMANCE_ONLY, Mode.SUBMISSION_RUN)
+        and not ctx.stopped
+    ):
         _performance(ctx, _with_mode(eff, Mode.PERFORMANCE_ONLY), final=True)
     if settings.mode is Mode.FIND_PEAK_PERFORMANCE:
         _find_peak(ctx, _with_mode(eff, Mode.PERFORMANCE_ONLY))
@@ -157,6 +181,8 @@ def _run_set(
     distribution_end: int,
     log_mask_fn: Callable[[int, int], npt.NDArray[np.bool_] | None],
     label: str,
+    *,
+    watched: bool = False,
 ) -> PhaseResult:
     from infermeter.loadgen.schedule import LoadableSet
 
@@ -182,8 +208,11 @@ def _run_set(
         ctx.clock,
         log_mask=log_mask_fn(ctx.next_seq, schedule.sample_count),
         progress=ctx.progress,
+        stop=ctx.stop,
+        watcher=ctx.watcher if watched else None,
     )
     ctx.qsl.unload_samples(indices)
+    _note_stop(ctx, phase)
     _log_power(ctx, phase)
     for message, count in phase.errors.items():
         suffix = f" ({count} times)" if count > 1 else ""
@@ -191,6 +220,26 @@ def _run_set(
     _collect_accuracy(ctx, eff, phase)
     ctx.next_seq += phase.samples_issued
     return phase
+
+
+def _note_stop(ctx: _Context, phase: PhaseResult) -> None:
+    """A stopped phase carries the reason as a run error (so the logs say INVALID)."""
+    if phase.stopped_at_ns is None or ctx.stop is None:
+        return
+    seconds = (phase.stopped_at_ns - ctx.outcome.detail.origin_ns) / 1e9
+    message = f"interrupted by {ctx.stop.reason} after {seconds:.0f} s"
+    missing = phase.samples_issued - int(
+        (phase.records.completed_ns[: phase.samples_issued] != -1).sum()
+    )
+    if missing:
+        grace_s = ctx.stop.grace_ns / 1e9
+        why = "a second stop request" if ctx.stop.abandoned else f"{grace_s:g} s"
+        message += (
+            f"; {missing} of {phase.samples_issued} issued samples were still in "
+            f"flight (not waited for after {why})"
+        )
+    phase.errors[message] += 1
+    ctx.outcome.interrupted = message
 
 
 def _collect_accuracy(
@@ -222,6 +271,8 @@ def _accuracy(ctx: _Context, eff: EffectiveSettings) -> None:
     )
     sets = generate_loadable_sets(eff, ctx.qsl.total_sample_count)
     for k, loaded in enumerate(sets):
+        if ctx.stopped:
+            break
         phase = _run_set(
             ctx,
             eff,
@@ -246,6 +297,7 @@ def _performance(ctx: _Context, eff: EffectiveSettings, *, final: bool) -> Summa
         loaded.distribution_end,
         lambda seq, n: _sampled_log_mask(eff, seq, n),
         "performance",
+        watched=True,
     )
     summary = summarize(phase, eff)
     # Errors found while judging (n_tokens rules, first-token order) are logged
@@ -255,10 +307,12 @@ def _performance(ctx: _Context, eff: EffectiveSettings, *, final: bool) -> Summa
         ctx.outcome.detail.log(
             "error_runtime", message + suffix, ctx.clock.now_ns(), kind="error"
         )
-    if final:
+    if final or ctx.stopped:
         _log_results(ctx, summary)
         ctx.outcome.performance = phase
         ctx.outcome.summary = summary
+    if ctx.stopped and not final:
+        raise _Stopped  # a find-peak trial: the stopped trial is the one reported
     return summary
 
 
@@ -316,4 +370,7 @@ def _find_peak(ctx: _Context, eff: EffectiveSettings) -> None:
         key = "error_runtime" if error else "generic_message"
         ctx.outcome.detail.log(key, message, ctx.clock.now_ns(), kind=kind)
 
-    find_peak(eff, measure, trials=ctx.outcome.peak_trials, note=note)
+    try:
+        find_peak(eff, measure, trials=ctx.outcome.peak_trials, note=note)
+    except _Stopped:
+        note(f"FindPeakPerformance: {ctx.outcome.interrupted}", error=False)
