@@ -132,6 +132,7 @@ def execute(
 
         request = with_sim_defaults(request, bench.name)
     settings, warnings = build_settings(request, bench)
+    warnings += _scenario_warning(bench, request.scenario)
     clock = clock or MonotonicClock()
     qsl = _qsl(request, bench)
     folder = request.output_dir or default_run_dir(bench.name, request.scenario.value)
@@ -252,6 +253,15 @@ def _score_accuracy(folder: Path, bench: Benchmark, qsl: DatasetQSL) -> dict[str
         return score_accuracy_log(folder, bench, qsl).to_dict()
     except InfermeterError as exc:
         return {"error": str(exc), "passed": None}
+
+
+def _scenario_warning(bench: Benchmark, scenario: Scenario) -> list[str]:
+    if scenario.value in bench.scenarios:
+        return []
+    return [
+        f"{bench.name} has no {scenario.value} scenario in the MLPerf rules (it has "
+        f"{', '.join(bench.scenarios)}); this run uses mlperf.conf's generic defaults"
+    ]
 
 
 def _benchmark(name: str) -> Benchmark:
