@@ -166,6 +166,8 @@ def execute(
     )
     meta = _meta(request, bench, qsl, outcome, warnings, power)
     meta["client"] = client.certification
+    if client.fleet is not None:
+        meta["fleet"] = client.fleet
     if client.stats is not None:
         meta["sut"]["stats"] = client.stats
     if isinstance(outcome, OfficialOutcome):
