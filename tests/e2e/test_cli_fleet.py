@@ -77,3 +77,18 @@ def test_sweep_over_two_replicas(fleet: list[MockServer], tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     served = [s.mock.stats["requests"] - b for s, b in zip(fleet, before, strict=True)]
     assert served == [10, 10]  # round-robin by default
+
+
+def test_prefix_routing_keeps_a_shared_prefix_on_one_replica(
+    fleet: list[MockServer],
+) -> None:
+    before = [s.mock.stats["requests"] for s in fleet]
+    args = ["sweep", *_urls(fleet), "--model", "m", "--concurrency", "1",
+            "--requests", "12", "--prompts", "shared-prefix:2:64",
+            "--routing", "prefix", "--json"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    served = [s.mock.stats["requests"] - b for s, b in zip(fleet, before, strict=True)]
+    # One request at a time: nothing weighs against the cached prefix, so the
+    # first replica keeps both system prompts (round-robin would split 6/6).
+    assert served == [12, 0]

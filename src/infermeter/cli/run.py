@@ -130,6 +130,13 @@ def run_command(
     output_len: Annotated[
         str | None, typer.Option(help="Synthetic output lengths (same forms).")
     ] = None,
+    prompts: Annotated[
+        str | None,
+        typer.Option(
+            help="Synthetic prompt shape: random, shared-prefix:GROUPS:TOKENS "
+            "(shared system prompts) or multi-turn:TURNS (growing conversations)."
+        ),
+    ] = None,
     dataset_seed: Annotated[int, typer.Option(help="Seed of synthetic data.")] = 0,
     output_dir: Annotated[
         Path | None, typer.Option(help="Write the run folder exactly here.")
@@ -206,6 +213,7 @@ def run_command(
             seed=dataset_seed,
             input_len=input_len,
             output_len=output_len,
+            prompts=prompts,
         ),
         total_sample_count=total_sample_count,
         output_dir=output_dir,

@@ -68,6 +68,12 @@ def sweep_command(
     warmup: Annotated[int, typer.Option(help="Warm-up requests per point.")] = 0,
     input_tokens: Annotated[int, typer.Option(help="Synthetic prompt words.")] = 128,
     output_tokens: Annotated[int, typer.Option(help="max_tokens per request.")] = 128,
+    prompts: Annotated[
+        str,
+        typer.Option(
+            help="Prompt shape: random, shared-prefix:GROUPS:TOKENS, multi-turn:TURNS."
+        ),
+    ] = "random",
     trace: Annotated[Path | None, typer.Option(help="JSONL trace for prompts.")] = None,
     sut_opt: Annotated[list[str], typer.Option("--sut-opt", help="key=value.")] = [],  # noqa: B006
     seed: Annotated[int, typer.Option(help="Seed of arrivals and prompts.")] = 0,
@@ -109,6 +115,7 @@ def sweep_command(
         limits=Limits(ttft_ms=ttft_ms, tpot_ms=tpot_ms, percentile=percentile),
         input_tokens=input_tokens,
         output_tokens=output_tokens,
+        prompts=prompts,
         trace=trace,
         out_dir=out,
     )
