@@ -26,7 +26,11 @@ from infermeter.suts.registry import SutContext, create_sut
 from infermeter.workloads.accuracy.scorer import score_accuracy_log
 from infermeter.workloads.benchmark import Benchmark
 from infermeter.workloads.datasets.base import DatasetQSL
-from infermeter.workloads.datasets.factory import DatasetOptions, build_qsl
+from infermeter.workloads.datasets.factory import (
+    DatasetOptions,
+    build_qsl,
+    prompt_shape_of,
+)
 from infermeter.workloads.registry import get_benchmark
 
 OVERRIDABLE = {
@@ -167,6 +171,8 @@ def execute(
     )
     meta = _meta(request, bench, qsl, outcome, warnings, power)
     meta["client"] = client.certification
+    if client.fleet is not None:
+        meta["fleet"] = client.fleet
     if client.stats is not None:
         meta["sut"]["stats"] = client.stats
     if isinstance(outcome, OfficialOutcome):
@@ -242,6 +248,7 @@ def _dataset_meta(request: RunRequest, qsl: DatasetQSL) -> dict[str, Any]:
         "format": "synthetic" if synthetic else request.dataset_format,
         "seed": opts.seed,
         "tokenizer_path": str(opts.tokenizer) if opts.tokenizer else None,
+        "prompts": prompt_shape_of(opts).describe() if synthetic else None,
         "total_sample_count": qsl.total_sample_count,
         "performance_sample_count": qsl.performance_sample_count,
     }
