@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from infermeter.cli.main import EXIT_INVALID, EXIT_OK, app
+from infermeter.cli.main import EXIT_INVALID, EXIT_OK, app, err_console
+
+if TYPE_CHECKING:
+    from infermeter.loadgen.stop import StopRequest
+    from infermeter.runs.run import RunReport
+
 from infermeter.cli.options import (
     dataset_options,
     parse_duration_ms,
@@ -112,6 +118,13 @@ def run_command(
     dataset_format: Annotated[
         str | None, typer.Option(help="Dataset format (default: sniffed).")
     ] = None,
+    allow_pickle: Annotated[
+        bool,
+        typer.Option(
+            help="Trust a pickle --dataset: unpickling runs any code the file holds "
+            "(or convert it once: infermeter datasets convert)."
+        ),
+    ] = False,
     dataset_column: Annotated[
         list[str],
         typer.Option(
@@ -156,15 +169,28 @@ def run_command(
     json_output: Annotated[
         bool, typer.Option("--json", help="Print run.json instead of the summary.")
     ] = False,
+    force: Annotated[
+        bool, typer.Option(help="Replace a run already in --output-dir.")
+    ] = False,
+    grace_period: Annotated[
+        str,
+        typer.Option(
+            help="On Ctrl-C / SIGTERM, wait this long for requests in flight "
+            "(a second signal stops waiting)."
+        ),
+    ] = "10s",
 ) -> None:
     """Run a benchmark under MLPerf rules and print its verdict.
 
     Writes a run folder with the MLPerf log files, records.npz and run.json,
-    and adds it to the results store. Exit code 0 VALID, 3 INVALID, 2 usage
-    error, 1 other error.
+    and adds it to the results store. Exit code 0 VALID, 3 INVALID or
+    accuracy FAIL, 2 usage error, 1 other error; 130 / 143 when Ctrl-C /
+    SIGTERM stopped it (the folder then holds every completed sample).
     """
     from infermeter.cli.render import print_run
     from infermeter.loadgen.settings import Mode, Scenario
+    from infermeter.loadgen.stop import StopRequest
+    from infermeter.runs.interrupt import stop_on_signals
     from infermeter.runs.run import RunRequest, execute
 
     options = parse_key_values(sut_opt, flag="--sut-opt")
@@ -214,13 +240,37 @@ def run_command(
             input_len=input_len,
             output_len=output_len,
             prompts=prompts,
+            allow_pickle=allow_pickle,
         ),
         total_sample_count=total_sample_count,
         output_dir=output_dir,
         trace=trace,
         store=store,
         engine=engine,
+        force=force,
     )
-    report = print_run(request, execute, json_output=json_output)
-    valid = report.outcome.valid
-    raise typer.Exit(EXIT_INVALID if valid is False else EXIT_OK)
+    stop = StopRequest(grace_ns=parse_duration_ns(grace_period, flag="--grace-period"))
+    with stop_on_signals(stop):
+        report = print_run(
+            request, functools.partial(execute, stop=stop), json_output=json_output
+        )
+    raise typer.Exit(_exit_code(report, stop))
+
+
+def _exit_code(report: RunReport, stop: StopRequest) -> int:
+    """130 / 143 after a signal (saying where the run is), 3 INVALID or FAIL, else 0."""
+    from infermeter.runs.interrupt import exit_code
+
+    interrupted = getattr(report.outcome, "interrupted", None)
+    if interrupted:
+        done = report.document.get("metrics", {}).get("samples_completed", 0)
+        err_console.print(
+            f"{interrupted}: the run folder, with {done:,} completed samples, "
+            f"is {report.folder}",
+            markup=False,
+        )
+        return exit_code(stop.reason) or EXIT_INVALID
+    accuracy = report.document.get("accuracy") or {}
+    if report.outcome.valid is False or accuracy.get("passed") is False:
+        return EXIT_INVALID
+    return EXIT_OK

@@ -223,9 +223,9 @@ class _PhaseRunner:
     def sleep_until(self, due: int) -> None:
         """The clock's sleep; long gaps wait on the stop event so a stop is not missed."""
         stop = self.stop
-        if stop is not None and due - self.clock.now_ns() > STOP_POLL_NS:
-            if self.clock.wait_for(stop.event, due - STOP_POLL_NS):
-                return
+        long_gap = stop is not None and due - self.clock.now_ns() > STOP_POLL_NS
+        if long_gap and self.clock.wait_for(stop.event, due - STOP_POLL_NS):  # type: ignore[union-attr]
+            return
         self.clock.sleep_until(due)
 
     def stopping(self) -> bool:

@@ -6,8 +6,9 @@ up to the last flush (at most ``FLUSH_S`` before the end). The finished run
 replaces it with ``records.npz``.
 
 Format (append-only): the line ``infermeter-journal 1``, then frames. A frame
-is one JSON line ``{"phase": k, "rows": n, "reasons": [...], "columns":
-[[name, dtype], ...]}`` followed by the ``n`` values of each column as raw
+is one JSON line ``{"phase": k, "origin_ns": t0, "rows": n, "reasons": [...],
+"columns": [[name, dtype], ...]}`` (``t0``: the phase start on the engine
+clock) followed by the ``n`` values of each column as raw
 little-endian bytes, column after column. Times are ns from the phase start,
 as in records.npz. A frame cut short by the kill is ignored on reading.
 
@@ -134,8 +135,10 @@ class RecordJournal:
     def _write_frame(self, columns: list[npt.NDArray[Any]], reasons: list[str]) -> None:
         assert self._file is not None
         n = int(columns[0].shape[0])
+        assert self._phase is not None
         header = {
             "phase": self._number,
+            "origin_ns": self._phase.start,
             "rows": n,
             "reasons": reasons,
             "columns": [list(c) for c in COLUMNS],

@@ -7,6 +7,7 @@ Every write runs in one transaction: a failure leaves the store as it was.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -80,12 +81,23 @@ class Store:
     # ---- runs ---------------------------------------------------------------
 
     def index_run(self, run: RunFolder | str | Path) -> dict[str, Any]:
-        """Index (or re-index) a run folder; returns the stored row."""
+        """Index (or re-index) a run folder; returns the stored row.
+
+        One row per run: the same run (id and start time) seen at a new path
+        moves; another run that happens to carry the same id (older folders
+        used their name as id) gets the id with a suffix; a run that replaced
+        another in the same folder (``--force``) replaces its row.
+        """
         folder = run if isinstance(run, RunFolder) else load_run(run)
         row = _run_row(folder)
         columns = ", ".join(row)
         marks = ", ".join("?" for _ in row)
         with self.transaction() as conn:
+            row["run_id"] = _unique_id(conn, row)
+            conn.execute(
+                "DELETE FROM runs WHERE path = ? AND run_id != ?",
+                (row["path"], row["run_id"]),
+            )
             conn.execute(
                 f"INSERT OR REPLACE INTO runs ({columns}) VALUES ({marks})",
                 tuple(row.values()),
@@ -176,6 +188,20 @@ class Store:
 
     def imports(self) -> list[dict[str, Any]]:
         return [dict(r) for r in self._conn.execute("SELECT * FROM imports")]
+
+
+def _unique_id(conn: sqlite3.Connection, row: dict[str, Any]) -> str:
+    """The row's run id, suffixed when another run already holds it."""
+    run_id = str(row["run_id"])
+    held = conn.execute(
+        "SELECT path, started_at FROM runs WHERE run_id = ?", (run_id,)
+    ).fetchone()
+    if held is None or held["path"] == row["path"]:
+        return run_id
+    if held["started_at"] == row["started_at"]:
+        return run_id  # the same run, moved or copied: one row, the new path
+    suffix = hashlib.sha1(str(row["path"]).encode()).hexdigest()[:6]
+    return f"{run_id}~{suffix}"
 
 
 def _published_from_row(row: sqlite3.Row) -> PublishedResult:

@@ -12,15 +12,18 @@ from typing import Any
 from infermeter.clock import Clock, MonotonicClock
 from infermeter.compat.official import OfficialOutcome, run_official
 from infermeter.errors import ConfigError, InfermeterError
+from infermeter.loadgen.budget import check_phase_memory
 from infermeter.loadgen.conf import settings_from_confs
 from infermeter.loadgen.engine import Progress
 from infermeter.loadgen.interfaces import SystemUnderTest
 from infermeter.loadgen.runner import RunOutcome, run_test
-from infermeter.loadgen.settings import Mode, RunSettings, Scenario
+from infermeter.loadgen.settings import Mode, RunSettings, Scenario, effective_settings
+from infermeter.loadgen.stop import StopRequest
 from infermeter.results.energy import PowerSampler
 from infermeter.runs.client import ClientReport, collect
-from infermeter.runs.folder import default_run_dir, update_run_json, write_run_folder
+from infermeter.runs.folder import update_run_json, write_run_folder
 from infermeter.runs.official_folder import engine_meta, write_official_folder
+from infermeter.runs.rundir import RunDir, default_run_dir, new_run_id
 from infermeter.runs.selfcert import CpuMeter
 from infermeter.suts.registry import SutContext, create_sut
 from infermeter.workloads.accuracy.scorer import score_accuracy_log
@@ -74,6 +77,7 @@ class RunRequest:
     store: Path | None = None
     index: bool = True
     engine: str = "native"  # or "mlcommons": the official LoadGen wheel
+    force: bool = False  # replace a run already in output_dir
 
 
 @dataclass
@@ -124,8 +128,13 @@ def execute(
     clock: Clock | None = None,
     progress: Progress | None = None,
     on_phase: Callable[[str], None] | None = None,
+    stop: StopRequest | None = None,
 ) -> RunReport:
-    """Run the benchmark and write the run folder; never raises for an INVALID result."""
+    """Run the benchmark and write the run folder; never raises for an INVALID result.
+
+    ``stop`` ends the run early (native engine): the folder is still written,
+    with every completed sample and an INVALID verdict that says why.
+    """
     if request.engine not in ("native", "mlcommons"):
         raise ConfigError(
             f"Unknown engine {request.engine!r}. Known: native, mlcommons"
@@ -139,7 +148,18 @@ def execute(
     warnings += _scenario_warning(bench, request.scenario)
     clock = clock or MonotonicClock()
     qsl = _qsl(request, bench)
-    folder = request.output_dir or default_run_dir(bench.name, request.scenario.value)
+    check_phase_memory(  # before the SUT starts, and long before anything is allocated
+        effective_settings(
+            settings,
+            qsl_total_count=qsl.total_sample_count,
+            qsl_performance_count=qsl.performance_sample_count,
+        )
+    )
+    run_id = new_run_id(bench.name, request.scenario.value)
+    rundir = RunDir.claim(
+        request.output_dir or default_run_dir(run_id), force=request.force
+    )
+    folder = rundir.path
     context = SutContext(
         qsl=qsl,
         clock=clock,
@@ -149,7 +169,13 @@ def execute(
         options=dict(request.sut_options),
     )
     sampler = PowerSampler()  # NVML on GPUs, RAPL on CPUs, where readable
-    with _opened(create_sut(request.sut, context)) as sut, CpuMeter() as meter:
+    try:
+        created = create_sut(request.sut, context)
+        rundir.start(_provisional(request, bench, run_id), journal=_native(request))
+    except BaseException:
+        rundir.discard()
+        raise
+    with _opened(created) as sut, CpuMeter() as meter:
         sampler.start()
         try:
             outcome = _run_engine(
@@ -157,19 +183,22 @@ def execute(
                 sut,
                 qsl,
                 settings,
-                folder,
+                rundir,
                 clock=clock,
                 progress=progress,
                 on_phase=on_phase,
+                stop=stop,
             )
         finally:
             power = sampler.stop()
+            rundir.close()
     client = (
         collect(sut, outcome, meter)
         if isinstance(outcome, RunOutcome)
         else ClientReport()
     )
     meta = _meta(request, bench, qsl, outcome, warnings, power)
+    meta["run_id"] = run_id
     meta["client"] = client.certification
     if client.fleet is not None:
         meta["fleet"] = client.fleet
@@ -183,6 +212,7 @@ def execute(
         )
     if settings.mode in (Mode.ACCURACY_ONLY, Mode.SUBMISSION_RUN):
         document = update_run_json(folder, accuracy=_score_accuracy(folder, bench, qsl))
+    rundir.finish()
     if request.index:
         warnings += _index(folder, request.store)
     return RunReport(outcome, folder, document, warnings)
@@ -193,25 +223,48 @@ def _run_engine(
     sut: SystemUnderTest,
     qsl: DatasetQSL,
     settings: RunSettings,
-    folder: Path,
+    rundir: RunDir,
     *,
     clock: Clock,
     progress: Progress | None,
     on_phase: Callable[[str], None] | None,
+    stop: StopRequest | None,
 ) -> RunOutcome | OfficialOutcome:
     if request.engine == "mlcommons":
         return run_official(
             sut,
             qsl,
             settings,
-            folder,
+            rundir.path,
             trace=request.trace,
             clock=clock,
             on_phase=on_phase,
         )
     return run_test(
-        sut, qsl, settings, clock=clock, progress=progress, on_phase=on_phase
+        sut,
+        qsl,
+        settings,
+        clock=clock,
+        progress=progress,
+        on_phase=on_phase,
+        stop=stop,
+        watcher=rundir.journal,
     )
+
+
+def _native(request: RunRequest) -> bool:
+    return request.engine == "native"
+
+
+def _provisional(request: RunRequest, bench: Benchmark, run_id: str) -> dict[str, Any]:
+    """run.json keys known before the run: enough for ``report`` to show a crashed one."""
+    return {
+        "run_id": run_id,
+        "benchmark": bench.name,
+        "scenario": request.scenario.value,
+        "mode": request.mode.value,
+        "sut": {"kind": request.sut, "params": _public_options(request.sut_options)},
+    }
 
 
 def _meta(

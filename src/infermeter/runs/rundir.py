@@ -16,6 +16,7 @@ from typing import Any
 
 from infermeter import __version__
 from infermeter.errors import ConfigError
+from infermeter.loadgen.journal import RecordJournal
 
 RUN_FILES = (
     "run.json",
@@ -45,53 +46,88 @@ def default_run_dir(run_id: str, root: Path = Path("runs")) -> Path:
     return plain if not plain.exists() else root / run_id
 
 
-def prepare_run_dir(folder: Path, *, force: bool) -> Path:
-    """Create ``folder`` for a new run; refuse one holding a run unless ``force``.
+class RunDir:
+    """The folder of one run, from before it starts until its files are written."""
 
-    Bad paths (a file, a place that cannot be written) are usage errors.
-    """
-    if folder.exists() and not folder.is_dir():
-        raise ConfigError(
-            f"--output-dir {str(folder)!r} is a file, not a folder; "
-            "pass a folder path (it is created if missing)"
-        )
-    held = [name for name in RUN_FILES if (folder / name).exists()]
-    if held and not force:
-        raise ConfigError(
-            f"--output-dir {str(folder)!r} already holds a run ({held[0]}); "
-            "pass another --output-dir, or --force to replace it"
-        )
-    try:
+    def __init__(self, path: Path, *, created: bool) -> None:
+        self.path = path
+        self._created = created
+        self.journal: RecordJournal | None = None
+
+    @classmethod
+    def claim(cls, folder: Path, *, force: bool) -> RunDir:
+        """Create ``folder`` for a new run; refuse one holding a run unless ``force``.
+
+        Bad paths (a file, a place that cannot be written) are usage errors.
+        """
+        try:
+            return cls._claim(folder, force=force)
+        except OSError as exc:
+            raise ConfigError(
+                f"--output-dir {str(folder)!r} cannot be written "
+                f"({exc.strerror or exc}); pass a folder you can write to"
+            ) from None
+
+    @classmethod
+    def _claim(cls, folder: Path, *, force: bool) -> RunDir:
+        if folder.exists() and not folder.is_dir():
+            raise ConfigError(
+                f"--output-dir {str(folder)!r} is a file, not a folder; "
+                "pass a folder path (it is created if missing)"
+            )
+        held = [name for name in RUN_FILES if (folder / name).exists()]
+        if held and not force:
+            raise ConfigError(
+                f"--output-dir {str(folder)!r} already holds a run ({held[0]}); "
+                "pass another --output-dir, or --force to replace it"
+            )
+        created = not folder.exists()
         folder.mkdir(parents=True, exist_ok=True)
         for name in held:  # --force: the old run's files go, nothing else does
             (folder / name).unlink()
         probe = folder / ".infermeter-write-test"
         probe.write_bytes(b"")
         probe.unlink()
-    except OSError as exc:
-        raise ConfigError(
-            f"--output-dir {str(folder)!r} cannot be written ({exc.strerror or exc}); "
-            "pass a folder you can write to"
-        ) from None
-    return folder
+        return cls(folder, created=created)
 
+    def start(self, meta: dict[str, Any], *, journal: bool = True) -> None:
+        """A provisional run.json (``"incomplete": true``) and the records journal.
 
-def write_provisional(folder: Path, meta: dict[str, Any]) -> None:
-    """run.json for a run in progress: what ``report`` shows if the process dies."""
-    doc = {
-        "schema_version": 1,
-        "infermeter_version": __version__,
-        "started_at": dt.datetime.now(dt.UTC).isoformat(),
-        "label": "infermeter result (unverified)",
-        **meta,
-        "incomplete": True,
-        "verdict": {"result": "INCOMPLETE", "valid": False, "reasons": []},
-        "metrics": {},
-        "files": [JOURNAL],
-    }
-    (folder / "run.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
+        They are what ``report`` shows if the process dies before ``finish``.
+        """
+        doc = {
+            "schema_version": 1,
+            "infermeter_version": __version__,
+            "started_at": dt.datetime.now(dt.UTC).isoformat(),
+            "label": "infermeter result (unverified)",
+            **meta,
+            "incomplete": True,
+            "verdict": {
+                "result": "INCOMPLETE",
+                "valid": False,
+                "reasons": [INCOMPLETE_REASON],
+            },
+            "metrics": {},
+            "files": [JOURNAL] if journal else [],
+        }
+        text = json.dumps(doc, indent=2, default=str) + "\n"
+        (self.path / "run.json").write_text(text)
+        if journal:
+            self.journal = RecordJournal(self.path / JOURNAL)
 
+    def finish(self) -> None:
+        """The run's own files are written: the journal has done its job."""
+        self.close()
+        (self.path / JOURNAL).unlink(missing_ok=True)
 
-def remove_journal(folder: Path) -> None:
-    """The finished run's records.npz holds every row: the journal has done its job."""
-    (folder / JOURNAL).unlink(missing_ok=True)
+    def close(self) -> None:
+        if self.journal is not None:
+            self.journal.close()
+
+    def discard(self) -> None:
+        """The run never started: take back what ``claim`` and ``start`` made."""
+        self.close()
+        for name in ("run.json", JOURNAL):
+            (self.path / name).unlink(missing_ok=True)
+        if self._created and not any(self.path.iterdir()):
+            self.path.rmdir()

@@ -84,8 +84,10 @@ class _ForwardSink:
 def _worker(
     conn: Connection, config: OpenAIConfig, prompts: PromptSource, key: str | None
 ) -> None:
+    from infermeter.signals import ignore_interrupts
     from infermeter.suts.openai_http import OpenAIHttpSUT
 
+    ignore_interrupts()  # the parent drains and closes us after Ctrl-C
     single = dataclasses.replace(config, workers=1)
     api_key = ApiKey(key) if key else None
     sink = _ForwardSink(conn)

@@ -72,17 +72,20 @@ def test_a_frame_cut_short_is_ignored(tmp_path: Path) -> None:
     )
     path = tmp_path / "records.journal"
     journal = RecordJournal(path)
-    run_test(FakeSUT(clock, latency_ns=MS), InMemoryQSL(8), settings, clock=clock,
-             watcher=journal)
+    run_test(
+        FakeSUT(clock, latency_ns=MS),
+        InMemoryQSL(8),
+        settings,
+        clock=clock,
+        watcher=journal,
+    )
     journal.close()
     whole = read_journal(path)
     data = path.read_bytes()
     second = RecordJournal(path)  # a second frame, then cut in the middle
-    second._file = path.open("ab")  # noqa: SLF001 - reuse the writer's framing
-    second._number = 0  # noqa: SLF001
-    second._write_frame(  # noqa: SLF001
-        [np.array([10**6]), *[np.array([1]) for _ in range(8)]], []
-    )
+    second._file = path.open("ab")
+    second._number = 0
+    second._write_frame([np.array([10**6]), *[np.array([1]) for _ in range(8)]], [])
     second.close()
     path.write_bytes(path.read_bytes()[:-5])
     cut = read_journal(path)
@@ -122,8 +125,14 @@ def test_rows_reach_the_file_while_the_run_is_still_going(tmp_path: Path) -> Non
     settings = RunSettings(
         scenario=Scenario.SERVER, min_duration_ms=600_000, server_target_qps=200.0
     )
-    run_test(FakeSUT(clock, latency_ns=MS), InMemoryQSL(8), settings, clock=clock,
-             watcher=journal, stop=stop)
+    run_test(
+        FakeSUT(clock, latency_ns=MS),
+        InMemoryQSL(8),
+        settings,
+        clock=clock,
+        watcher=journal,
+        stop=stop,
+    )
     watcher.join()
     journal.close()
     assert seen and seen[0] > 0

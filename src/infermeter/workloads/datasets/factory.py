@@ -44,10 +44,11 @@ class DatasetOptions:
     num_prefixes: int = 1
     conversation_turns: int = 0  # > 0: multi-turn conversations (--prompts)
     image_dir: Path | None = None
+    allow_pickle: bool = False  # unpickling runs code: only when the user says so
 
 
 def _pickle(path: Path, opts: DatasetOptions) -> SampleSource:
-    frame = tables.read_frame(path, "pickle")
+    frame = tables.read_frame(path, "pickle", allow_pickle=opts.allow_pickle)
     return tables.FrameSource(path.name, frame, opts.columns, str(path))
 
 
