@@ -10,6 +10,7 @@ import pickle
 from pathlib import Path
 
 import pytest
+
 from tests.cli_main import run_main
 
 pd = pytest.importorskip("pandas")
