@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from infermeter.errors import DatasetError
+from infermeter.errors import DatasetError, DatasetPathError
 from infermeter.perfmodel.specs import Accelerator, match_accelerator
 
 V41_RELATIVE = Path("..") / "shared" / "data" / "mlperf" / "summary_results_v4.1.json"
@@ -179,7 +179,7 @@ def load_rows(path: Path | None = None) -> tuple[list[PublishedRow], str]:
     if candidate.exists():
         return read_summary_json(candidate), f"{candidate} (MLPerf Inference v4.1)"
     if path is not None:
-        raise DatasetError(
+        raise DatasetPathError(
             f"Published results file {str(path)!r} not found; pass an existing file."
         )
     return (

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from infermeter.errors import StoreError
+from infermeter.errors import StoreError, StorePathError
 from infermeter.loadgen.journal import read_journal
 
 RUN_JSON = "run.json"
@@ -132,7 +132,7 @@ def load_run(path: str | Path) -> RunFolder:
     """Open a run folder, checking run.json and that every listed file is there."""
     folder = Path(path)
     if not folder.is_dir():
-        raise StoreError(
+        raise StorePathError(
             f"Run folder {str(folder)!r} does not exist; pass a folder "
             "written by 'infermeter run'."
         )

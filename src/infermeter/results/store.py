@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from infermeter.errors import StoreError
+from infermeter.errors import StoreError, StorePathError
 from infermeter.results import schema
 from infermeter.results.published import PublishedResult
 from infermeter.results.runfolder import RunFolder, load_run
@@ -49,9 +49,14 @@ class Store:
             self._conn.row_factory = sqlite3.Row
             schema.migrate(self._conn)
         except sqlite3.DatabaseError as exc:
-            raise StoreError(
+            raise StorePathError(
                 f"Cannot open the results store {str(self.path)!r} ({exc}); "
                 "pass another file with --store PATH."
+            ) from None
+        except OSError as exc:
+            raise StorePathError(
+                f"Cannot create the results store {str(self.path)!r} "
+                f"({exc.strerror or exc}); pass another file with --store PATH."
             ) from None
 
     def __enter__(self) -> Store:
@@ -224,7 +229,7 @@ def _run_row(run: RunFolder) -> dict[str, Any]:
         "mode": meta.get("mode"),
         "sut": sut.get("name") if isinstance(sut, dict) else str(sut),
         "engine": engine.get("name") if isinstance(engine, dict) else str(engine),
-        "verdict": run.verdict.get("result"),
+        "verdict": run.verdict.get("result") or _accuracy_verdict(meta),
         "valid": int(bool(run.verdict.get("valid"))),
         "started_at": meta.get("started_at"),
         "samples_per_second": metrics.get("samples_per_second"),
@@ -238,6 +243,13 @@ def _run_row(run: RunFolder) -> dict[str, Any]:
         "gpu": json.dumps(env.get("gpu")) if env.get("gpu") is not None else None,
         "power_json": json.dumps(meta["power"]) if meta.get("power") else None,
     }
+
+
+def _accuracy_verdict(meta: dict[str, Any]) -> str | None:
+    """An accuracy run has no performance verdict: its accuracy PASS / FAIL stands in."""
+    accuracy = meta.get("accuracy")
+    passed = accuracy.get("passed") if isinstance(accuracy, dict) else None
+    return None if passed is None else ("PASS" if passed else "FAIL")
 
 
 def _p99(metrics: dict[str, Any], key: str) -> float | None:

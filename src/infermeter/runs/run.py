@@ -115,6 +115,11 @@ def build_settings(
 
 def _qsl(request: RunRequest, bench: Benchmark) -> DatasetQSL:
     options = request.dataset_options
+    count = request.total_sample_count
+    if count is not None and count <= 0:
+        raise ConfigError(
+            f"--total-sample-count must be > 0 (got {count}); pass a sample count"
+        )
     if request.total_sample_count is not None:
         options = dataclasses.replace(options, samples=request.total_sample_count)
     return build_qsl(
@@ -155,6 +160,8 @@ def execute(
             qsl_performance_count=qsl.performance_sample_count,
         )
     )
+    if request.index:
+        _check_store(request.store)  # a bad --store fails now, not after the run
     run_id = new_run_id(bench.name, request.scenario.value)
     rundir = RunDir.claim(
         request.output_dir or default_run_dir(run_id), force=request.force
@@ -351,6 +358,12 @@ def _engine_version() -> str:
     from infermeter import __version__
 
     return __version__
+
+
+def _check_store(store: Path | None) -> None:
+    from infermeter.results.store import Store
+
+    Store(store).close()
 
 
 def _index(folder: Path, store: Path | None) -> list[str]:

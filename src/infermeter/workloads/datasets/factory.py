@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from infermeter.errors import ConfigError, DatasetError
+from infermeter.errors import ConfigError, DatasetPathError
 from infermeter.workloads.benchmark import Benchmark
 from infermeter.workloads.datasets import formats, tables
 from infermeter.workloads.datasets.base import DatasetQSL, SampleSource
@@ -102,7 +102,9 @@ def build_qsl(
     else:
         path = Path(dataset_path)
         if not path.exists():
-            raise DatasetError(f"Dataset file {str(path)!r} not found; check the path.")
+            raise DatasetPathError(
+                f"Dataset file {str(path)!r} not found; check the path."
+            )
         name = fmt or sniff_format(path) or benchmark.dataset_format
         reader = READERS.get(name)
         if reader is None:
