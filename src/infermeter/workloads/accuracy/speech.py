@@ -42,7 +42,7 @@ def encode_labels(text: str) -> bytes:
 def normalizer() -> tuple[Callable[[str], str], str]:
     """The text normaliser and its name (whisper's when installed)."""
     try:
-        from whisper.normalizers import EnglishTextNormalizer  # type: ignore[import-not-found]
+        from whisper.normalizers import EnglishTextNormalizer
     except ImportError:
         return _basic, "basic (lower case, punctuation removed)"
     english: Callable[[str], str] = EnglishTextNormalizer()
