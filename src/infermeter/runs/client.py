@@ -24,6 +24,7 @@ class ClientReport:
         None  # absolute engine-clock send time per sample id, -1 = none
     )
     certification: dict[str, object] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)  # the SUT's effective settings
 
 
 def collect(sut: object, outcome: RunOutcome, meter: CpuMeter) -> ClientReport:
@@ -32,6 +33,9 @@ def collect(sut: object, outcome: RunOutcome, meter: CpuMeter) -> ClientReport:
     stats = getattr(sut, "stats", None)
     if callable(stats):
         report.stats = stats()
+    params = getattr(sut, "params", None)
+    if callable(params):
+        report.params = params()
     phase = outcome.performance
     if phase is None:
         return report
