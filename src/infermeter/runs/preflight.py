@@ -10,6 +10,7 @@ before the run sends any load.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 import time
@@ -73,14 +74,19 @@ def api_base(config: OpenAIConfig) -> str:
 def preflight(
     config: OpenAIConfig, prompts: PromptSource, key: ApiKey | None = None
 ) -> PreflightReport:
-    """Check the endpoint; raise ``SUTConnectionError`` (one line) when it cannot serve."""
-    report = PreflightReport(endpoint=config.endpoint)
+    """Check the endpoint (each replica of a fleet); raise ``SUTConnectionError``
+    (one line) when one cannot serve. The report is the first replica's."""
     headers = {"Content-Type": "application/json"}
     if key is not None:
         headers["Authorization"] = key.header()
-    _check_models(config, report, headers, key)
-    _probe(config, prompts, report, headers, key)
-    return report
+    reports = []
+    for url in config.urls:
+        one = dataclasses.replace(config, url=url, replica_urls=())
+        report = PreflightReport(endpoint=one.endpoint)
+        _check_models(one, report, headers, key)
+        _probe(one, prompts, report, headers, key)
+        reports.append(report)
+    return reports[0]
 
 
 # -- /v1/models ------------------------------------------------------------------
