@@ -18,13 +18,13 @@ from infermeter.workloads.datasets.synthetic import (
     SyntheticPrompts,
     SyntheticSquad,
 )
+from infermeter.workloads.datasets.synthetic_media import media_source
 from infermeter.workloads.datasets.tokenizer import (
     Tokenizer,
     check_tokenizer_matches,
     load_tokenizer,
 )
 
-VISION_FORMATS = ("imagenet", "openimages", "kits19")
 SYNTHETIC_TEXT_SAMPLES = 1024
 SYNTHETIC_IMAGE_SAMPLES = 128
 
@@ -121,8 +121,18 @@ def build_qsl(
 def _synthetic(
     bench: Benchmark, opts: DatasetOptions, tokenizer: Tokenizer | None
 ) -> SampleSource:
-    if bench.dataset_format in VISION_FORMATS:
-        return SyntheticImages(opts.samples or SYNTHETIC_IMAGE_SAMPLES, seed=opts.seed)
+    shape = bench.synthetic_shape or None
+    if bench.dataset_format == "imagenet":
+        return SyntheticImages(
+            opts.samples or SYNTHETIC_IMAGE_SAMPLES,
+            seed=opts.seed,
+            **({"shape": shape} if shape else {}),
+        )
+    media = media_source(
+        bench.dataset_format, count=opts.samples, shape=shape, seed=opts.seed
+    )
+    if media is not None:
+        return media
     count = opts.samples or min(
         bench.performance_sample_count or SYNTHETIC_TEXT_SAMPLES, SYNTHETIC_TEXT_SAMPLES
     )
