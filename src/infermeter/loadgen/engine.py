@@ -177,11 +177,18 @@ class _PhaseRunner:
             self.errors[self.stop.reason or "the run was stopped"] += 1
             return True
         s = self.settings
+        # LoadGen's texts: one issue thread, numbered 0.
         if s.max_query_count and q >= s.max_query_count:
-            self.errors["Ending early: max query count reached."] += 1
+            self.errors[
+                "IssueQueryThread 0 Ending early: Max query count reached. "
+                f"query_count {q}"
+            ] += 1
             return True
         if s.max_duration_ms and now - self.start >= s.max_duration_ms * NS_PER_MS:
-            self.errors["Ending early: max duration reached."] += 1
+            self.errors[
+                "IssueQueryThread 0 Ending early: Max test duration reached. "
+                f"duration_ns {now - self.start}"
+            ] += 1
             return True
         return False
 
