@@ -11,7 +11,7 @@ import typer
 from infermeter.cli.main import EXIT_INVALID, EXIT_OK, app, err_console
 
 if TYPE_CHECKING:
-    from infermeter.loadgen.stop import StopRequest
+    from infermeter.loadgen.stop import StopSignal
     from infermeter.runs.run import RunReport
 
 from infermeter.cli.options import (
@@ -169,6 +169,13 @@ def run_command(
     json_output: Annotated[
         bool, typer.Option("--json", help="Print run.json instead of the summary.")
     ] = False,
+    preflight: Annotated[
+        bool,
+        typer.Option(
+            help="Check an openai endpoint (reachable, model, stream shape) "
+            "before sending load."
+        ),
+    ] = True,
     force: Annotated[
         bool, typer.Option(help="Replace a run already in --output-dir.")
     ] = False,
@@ -189,7 +196,7 @@ def run_command(
     """
     from infermeter.cli.render import print_run
     from infermeter.loadgen.settings import Mode, Scenario
-    from infermeter.loadgen.stop import StopRequest
+    from infermeter.loadgen.stop import StopSignal
     from infermeter.runs.interrupt import stop_on_signals
     from infermeter.runs.run import RunRequest, execute
 
@@ -247,9 +254,10 @@ def run_command(
         trace=trace,
         store=store,
         engine=engine,
+        preflight=preflight,
         force=force,
     )
-    stop = StopRequest(grace_ns=parse_duration_ns(grace_period, flag="--grace-period"))
+    stop = StopSignal(grace_ns=parse_duration_ns(grace_period, flag="--grace-period"))
     with stop_on_signals(stop):
         report = print_run(
             request, functools.partial(execute, stop=stop), json_output=json_output
@@ -257,7 +265,7 @@ def run_command(
     raise typer.Exit(_exit_code(report, stop))
 
 
-def _exit_code(report: RunReport, stop: StopRequest) -> int:
+def _exit_code(report: RunReport, stop: StopSignal) -> int:
     """130 / 143 after a signal (saying where the run is), 3 INVALID or FAIL, else 0."""
     from infermeter.runs.interrupt import exit_code
 
@@ -269,7 +277,7 @@ def _exit_code(report: RunReport, stop: StopRequest) -> int:
             f"is {report.folder}",
             markup=False,
         )
-        return exit_code(stop.reason) or EXIT_INVALID
+        return exit_code(stop.signal) or EXIT_INVALID
     accuracy = report.document.get("accuracy") or {}
     if report.outcome.valid is False or accuracy.get("passed") is False:
         return EXIT_INVALID

@@ -6,7 +6,7 @@ Closed loop (SingleStream, MultiStream, fixed concurrency): the next query goes
 out when the sink reports that fewer than ``max_in_flight`` are outstanding.
 Offline: one query holding every sample. A phase ends when every issued sample
 has completed or failed, or when the SUT makes no progress for the completion
-timeout (then the run is INVALID, never hung), or after a ``StopRequest``
+timeout (then the run is INVALID, never hung), or after a ``StopSignal``
 (issuing stops; in-flight samples get the grace period).
 """
 
@@ -27,13 +27,14 @@ from infermeter.loadgen.interfaces import QueryBatch, SystemUnderTest
 from infermeter.loadgen.records import Records, Sink
 from infermeter.loadgen.schedule import Schedule
 from infermeter.loadgen.settings import NS_PER_MS, EffectiveSettings, Scenario
-from infermeter.loadgen.stop import StopRequest
+from infermeter.loadgen.stop import StopSignal
 
 MAX_BATCH = 1 << 16  # due queries handed over per call when far behind
-# Gaps longer than this are slept on the stop event, so a stop is seen quickly;
-# the last stretch is the clock's precise sleep.
-STOP_POLL_NS = 20 * NS_PER_MS
+# With a stop signal the issue loop waits on it until this close to a due
+# time, then sleeps the rest precisely (an event wait can wake late).
+STOP_WAKE_MARGIN_NS = 2_000_000
 Progress = Callable[[int, int], None]
+
 
 OUT_OF_QUERIES = (
     "Ending early: Ran out of generated queries to issue before the minimum query "
@@ -74,7 +75,8 @@ class PhaseResult:
     warnings: list[str] = field(default_factory=list)
     timed_out: bool = False
     ran_out_of_queries: bool = False
-    stopped_at_ns: int | None = None  # when a StopRequest was seen (engine clock)
+    stopped_at_ns: int | None = None  # when a StopSignal was seen (engine clock)
+    stop_reason: str | None = None  # the run error the stop logged
     response_data: dict[int, bytes] = field(default_factory=dict)
     token_data: dict[int, bytes] = field(default_factory=dict)
 
@@ -106,9 +108,10 @@ class _PhaseRunner:
         clock: Clock,
         policy: IssuePolicy,
         log_mask: npt.NDArray[np.bool_] | None,
-        stop: StopRequest | None = None,
+        stop: StopSignal | None = None,
     ) -> None:
         self.sut = sut
+        self.stop = stop
         self.schedule = schedule
         self.settings = settings
         self.clock = clock
@@ -128,10 +131,12 @@ class _PhaseRunner:
         self.ran_out = False
         self.timed_out = False
         self.start = 0
-        self.crash: BaseException | None = None
-        self.stop = stop
+        self.stopped = False
         self.stopped_at: int | None = None
-        self.grace_end = 0
+        self.grace_end: int | None = None  # None: the completion timeout applies
+        self.crash: BaseException | None = None
+        if stop is not None:
+            stop.wake_with(self.sink.wake)
 
     # -- issuing -------------------------------------------------------------------
     def issue(
@@ -156,12 +161,21 @@ class _PhaseRunner:
         self.sut.issue_query(batch, self.sink)
 
     def limits_hit(self, q: int, now: int) -> bool:
+        if self.stopping():
+            return True  # the reason is logged when the phase ends (``_result``)
         s = self.settings
+        # LoadGen's texts: one issue thread, numbered 0.
         if s.max_query_count and q >= s.max_query_count:
-            self.errors["Ending early: max query count reached."] += 1
+            self.errors[
+                "IssueQueryThread 0 Ending early: Max query count reached. "
+                f"query_count {q}"
+            ] += 1
             return True
         if s.max_duration_ms and now - self.start >= s.max_duration_ms * NS_PER_MS:
-            self.errors["Ending early: max duration reached."] += 1
+            self.errors[
+                "IssueQueryThread 0 Ending early: Max test duration reached. "
+                f"duration_ns {now - self.start}"
+            ] += 1
             return True
         return False
 
@@ -175,8 +189,6 @@ class _PhaseRunner:
             due = int(self.origin[q])
             if self.clock.now_ns() < due:
                 self.sleep_until(due)
-            if self.stopping():
-                return
             now = self.clock.now_ns()
             if self.limits_hit(q, now):
                 return
@@ -190,6 +202,29 @@ class _PhaseRunner:
             self.issue(q, end, now, self.origin[q:end])
             q = end
 
+    def sleep_until(self, due: int) -> None:
+        stop = self.stop
+        early = due - STOP_WAKE_MARGIN_NS
+        if (
+            stop is not None
+            and self.clock.now_ns() < early
+            and self.clock.wait_for(stop.event, early)
+        ):
+            return  # stopped: limits_hit says so next
+        self.clock.sleep_until(due)
+
+    def stopping(self) -> bool:
+        """True once a stop was requested; notes when it was first seen."""
+        stop = self.stop
+        if stop is None or not stop.requested:
+            return False
+        if self.stopped_at is None:
+            self.stopped = True
+            self.stopped_at = self.clock.now_ns()
+            if stop.grace_ns is not None:
+                self.grace_end = self.stopped_at + stop.grace_ns
+        return True
+
     def closed_loop(self) -> None:
         """Issue one query at a time (or ``max_in_flight``); LoadGen's SS/MS loop."""
         n = self.schedule.query_count
@@ -197,7 +232,7 @@ class _PhaseRunner:
         min_duration_ns = s.min_duration_ms * NS_PER_MS
         q = 0
         while q < n:
-            if not self.wait_below(self.policy.max_in_flight) or self.stopping():
+            if not self.wait_below(self.policy.max_in_flight):
                 return
             now = self.clock.now_ns()
             if self.limits_hit(q, now):
@@ -220,42 +255,28 @@ class _PhaseRunner:
         spq = self.schedule.samples_per_query
         return self.wait_done(self.sink.issued - (in_flight - 1) * spq)
 
-    def sleep_until(self, due: int) -> None:
-        """The clock's sleep; long gaps wait on the stop event so a stop is not missed."""
-        stop = self.stop
-        long_gap = stop is not None and due - self.clock.now_ns() > STOP_POLL_NS
-        if long_gap and self.clock.wait_for(stop.event, due - STOP_POLL_NS):  # type: ignore[union-attr]
-            return
-        self.clock.sleep_until(due)
+    def wait_done(self, threshold: int, *, final: bool = False) -> bool:
+        """Wait until ``threshold`` samples are done; False on a timeout.
 
-    def stopping(self) -> bool:
-        """True once a stop was requested; notes when it was first seen."""
-        stop = self.stop
-        if stop is None or stop.reason is None:
-            return False
-        if self.stopped_at is None:
-            self.stopped_at = self.clock.now_ns()
-            self.grace_end = self.stopped_at + stop.grace_ns
-        return True
-
-    def wait_done(self, threshold: int, *, draining: bool = False) -> bool:
-        """Wait until ``threshold`` samples are done; False on a timeout or a stop.
-
-        While ``draining`` (issuing is over) a stop bounds the wait by the grace
-        period instead of ending it, and a second stop request ends it.
+        A stop ends the wait between queries (``limits_hit`` then ends the
+        issuing); in the ``final`` wait it bounds the wait by the grace
+        period, and ``abandon`` ends it.
         """
         timeout = self.settings.requested.completion_timeout_ns
         while not self.sink.arm(threshold):
             deadline = self.sink.last_progress_ns + timeout
             if self.stopping():
                 assert self.stop is not None
-                if not draining or self.stop.abandoned:
+                if not final:
+                    return True
+                if self.stop.abandoned:
                     return False
-                deadline = min(deadline, self.grace_end)
+                if self.grace_end is not None:
+                    deadline = min(deadline, self.grace_end)
             if self.clock.wait_for(self.sink.wake, deadline):
                 continue
             now = self.clock.now_ns()
-            if self.stopped_at is not None and now >= self.grace_end:
+            if self.grace_end is not None and now >= self.grace_end:
                 return False
             if now - self.sink.last_progress_ns >= timeout:
                 self.timed_out = True
@@ -263,8 +284,6 @@ class _PhaseRunner:
         return True
 
     def run(self) -> None:
-        if self.stop is not None:
-            self.stop.watch(self.sink.wake)
         try:
             self.start = self.clock.now_ns()
             self.sink.last_progress_ns = self.start
@@ -274,15 +293,13 @@ class _PhaseRunner:
                 self.open_loop()
             self.sut.flush_queries()
             if not self.timed_out:
-                self.wait_done(self.sink.issued, draining=True)
+                self.wait_done(self.sink.issued, final=True)
         except BaseException as exc:  # surfaced in the caller's thread
             self.crash = exc
         finally:
             # Whatever completes after the phase ended (after a stop or a
             # timeout) must not change records that are being judged.
             self.sink.seal()
-            if self.stop is not None:
-                self.stop.unwatch(self.sink.wake)
 
 
 def run_phase(
@@ -294,10 +311,14 @@ def run_phase(
     policy: IssuePolicy | None = None,
     log_mask: npt.NDArray[np.bool_] | None = None,
     progress: Progress | None = None,
-    stop: StopRequest | None = None,
+    stop: StopSignal | None = None,
     watcher: PhaseWatcher | None = None,
 ) -> PhaseResult:
-    """Issue ``schedule`` to ``sut`` from a dedicated thread and wait for the end."""
+    """Issue ``schedule`` to ``sut`` from a dedicated thread and wait for the end.
+
+    ``stop`` ends the issuing early (the phase then reports why); ``watcher``
+    sees the phase while it runs.
+    """
     accuracy = settings.mode.value == "AccuracyOnly"
     policy = policy or IssuePolicy.for_scenario(settings.scenario, accuracy=accuracy)
     runner = _PhaseRunner(sut, schedule, settings, clock, policy, log_mask, stop)
@@ -330,8 +351,15 @@ def _result(runner: _PhaseRunner) -> PhaseResult:
             f"The SUT stopped answering: {missing} of {sink.issued} issued samples never "
             f"completed (no progress for {timeout_s:g} s, the completion timeout)."
         ] += 1
-    if runner.ran_out and runner.settings.mode.value == "PerformanceOnly":
+    if (
+        runner.ran_out
+        and not runner.stopped
+        and runner.settings.mode.value == "PerformanceOnly"
+    ):
         errors[OUT_OF_QUERIES] += 1
+    reason = _stop_reason(runner)
+    if reason is not None:
+        errors[reason] += 1
     completed = runner.records.completed_ns[: sink.issued]
     end = int(completed.max()) if completed.shape[0] else runner.start
     return PhaseResult(
@@ -346,6 +374,29 @@ def _result(runner: _PhaseRunner) -> PhaseResult:
         timed_out=runner.timed_out,
         ran_out_of_queries=runner.ran_out,
         stopped_at_ns=runner.stopped_at,
+        stop_reason=reason,
         response_data=sink.response_data,
         token_data=sink.token_data,
     )
+
+
+def _stop_reason(runner: _PhaseRunner) -> str | None:
+    """The stop's reason, and the samples it left in flight, as one run error."""
+    stop = runner.stop
+    if not runner.stopped or stop is None:
+        return None
+    reason = stop.reason or "the run was stopped"
+    sink = runner.sink
+    missing = sink.issued - sink.done
+    if missing:
+        if stop.abandoned:
+            after = "a second stop request"
+        elif stop.grace_ns is not None:
+            after = f"{stop.grace_ns / 1e9:g} s"
+        else:
+            after = "the completion timeout"
+        reason += (
+            f"; {missing} of {sink.issued} issued samples were still in flight "
+            f"(not waited for after {after})"
+        )
+    return reason

@@ -40,7 +40,7 @@ from infermeter.loadgen.settings import (
     Scenario,
     effective_settings,
 )
-from infermeter.loadgen.stop import StopRequest
+from infermeter.loadgen.stop import StopSignal
 from infermeter.loadgen.summary import Summary, summarize
 
 ENGINE_NAME = "infermeter native engine"
@@ -61,7 +61,7 @@ class RunOutcome:
     accuracy_entries: list[AccuracyEntry] = field(default_factory=list)
     loaded_qsl_set: list[int] = field(default_factory=list)
     peak_trials: list[tuple[float, bool]] = field(default_factory=list)
-    interrupted: str | None = None  # "interrupted by SIGINT after 12 s" after a stop
+    interrupted: str | None = None  # the stop's run error, when a StopSignal ended it
 
     @property
     def valid(self) -> bool | None:
@@ -78,9 +78,9 @@ class _Context:
     outcome: RunOutcome
     progress: Progress | None
     on_phase: PhaseHook | None
-    stop: StopRequest | None = None
-    watcher: PhaseWatcher | None = None
     next_seq: int = 0
+    stop: StopSignal | None = None
+    watcher: PhaseWatcher | None = None
 
     @property
     def stopped(self) -> bool:
@@ -99,14 +99,14 @@ def run_test(
     clock: Clock | None = None,
     progress: Progress | None = None,
     on_phase: PhaseHook | None = None,
-    stop: StopRequest | None = None,
+    stop: StopSignal | None = None,
     watcher: PhaseWatcher | None = None,
 ) -> RunOutcome:
     """Run one LoadGen test in the mode ``settings.mode`` asks for.
 
-    ``stop``: a ``StopRequest`` that ends the test early (the phases after it
-    are skipped, the one it hit is judged INVALID with the reason).
-    ``watcher`` sees each performance phase while it runs (the records journal).
+    ``stop`` ends the running phase early, INVALID with its reason (the
+    phases after it are skipped). ``watcher`` sees each performance phase
+    while it runs (the records journal).
     """
     clock = clock or MonotonicClock()
     if (
@@ -130,7 +130,9 @@ def run_test(
         getattr(sut, "name", type(sut).__name__),
         dt.datetime.now(dt.UTC),
     )
-    ctx = _Context(sut, qsl, clock, outcome, progress, on_phase, stop, watcher)
+    ctx = _Context(
+        sut, qsl, clock, outcome, progress, on_phase, stop=stop, watcher=watcher
+    )
     _log_header(ctx, eff)
     if settings.mode in (Mode.ACCURACY_ONLY, Mode.SUBMISSION_RUN):
         _accuracy(ctx, _with_mode(eff, Mode.ACCURACY_ONLY))
@@ -212,7 +214,8 @@ def _run_set(
         watcher=ctx.watcher if watched else None,
     )
     ctx.qsl.unload_samples(indices)
-    _note_stop(ctx, phase)
+    if phase.stop_reason is not None:
+        ctx.outcome.interrupted = phase.stop_reason
     _log_power(ctx, phase)
     for message, count in phase.errors.items():
         suffix = f" ({count} times)" if count > 1 else ""
@@ -220,26 +223,6 @@ def _run_set(
     _collect_accuracy(ctx, eff, phase)
     ctx.next_seq += phase.samples_issued
     return phase
-
-
-def _note_stop(ctx: _Context, phase: PhaseResult) -> None:
-    """A stopped phase carries the reason as a run error (so the logs say INVALID)."""
-    if phase.stopped_at_ns is None or ctx.stop is None:
-        return
-    seconds = (phase.stopped_at_ns - ctx.outcome.detail.origin_ns) / 1e9
-    message = f"interrupted by {ctx.stop.reason} after {seconds:.0f} s"
-    missing = phase.samples_issued - int(
-        (phase.records.completed_ns[: phase.samples_issued] != -1).sum()
-    )
-    if missing:
-        grace_s = ctx.stop.grace_ns / 1e9
-        why = "a second stop request" if ctx.stop.abandoned else f"{grace_s:g} s"
-        message += (
-            f"; {missing} of {phase.samples_issued} issued samples were still in "
-            f"flight (not waited for after {why})"
-        )
-    phase.errors[message] += 1
-    ctx.outcome.interrupted = message
 
 
 def _collect_accuracy(

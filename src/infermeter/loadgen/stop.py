@@ -1,13 +1,14 @@
-"""Stopping a test early and keeping what it measured (Ctrl-C, SIGTERM, a library call).
+"""Ending a test early and keeping what it measured (Ctrl-C, SIGTERM, an unreachable SUT).
 
-The first ``request`` stops issuing: no new query leaves, the SUT is flushed,
-and the engine waits up to ``grace_ns`` for the samples in flight. A second
-request (``abandoned``) ends that wait at once. Either way the test ends
-normally: the phase is judged (INVALID, with the reason) and the run folder is
-written with every sample that completed.
+``stop(reason)`` stops issuing: no new query leaves, the SUT is flushed, and
+the engine waits for the samples in flight: up to ``grace_ns`` when set,
+else as at a normal end (the completion timeout). ``abandon()`` ends that
+wait at once (a second Ctrl-C). Either way the test ends normally: the
+phase is judged INVALID with ``reason`` as a run error, and the run folder
+is written with every sample that completed.
 
-``request`` only sets attributes and ``threading.Event``s, so a signal handler
-may call it.
+``stop`` and ``abandon`` only set attributes and ``threading.Event``s, so a
+signal handler may call them.
 """
 
 from __future__ import annotations
@@ -19,36 +20,52 @@ from infermeter.loadgen.settings import NS_PER_S
 DEFAULT_GRACE_NS = 10 * NS_PER_S
 
 
-class StopRequest:
-    """Asks a running test to stop; hand one to ``run_test(stop=...)``."""
+class StopSignal:
+    """Asks a running test to stop issuing (thread-safe; the first reason wins)."""
 
-    def __init__(self, grace_ns: int = DEFAULT_GRACE_NS) -> None:
-        if grace_ns < 0:
+    def __init__(self, *, grace_ns: int | None = None) -> None:
+        if grace_ns is not None and grace_ns < 0:
             raise ValueError(f"grace_ns must be >= 0 (got {grace_ns})")
-        self.grace_ns = grace_ns
-        self.reason: str | None = None  # what asked first, e.g. "SIGINT"
-        self.abandoned = False  # a second request: stop waiting for in-flight samples
-        self.event = threading.Event()  # set on every request
-        self._wakers: list[threading.Event] = []
+        self.grace_ns = grace_ns  # None: in-flight samples get the completion timeout
+        self.reason: str | None = (
+            None  # logged as the run error, e.g. "interrupted by..."
+        )
+        self.signal: str | None = (
+            None  # the OS signal that asked ("SIGINT"), if one did
+        )
+        self.abandoned = False  # stop waiting for in-flight samples
+        self._event = threading.Event()
+        # Reentrant: a signal handler may run while this thread holds it.
+        self._lock = threading.RLock()
+        self._wakes: list[threading.Event] = []
 
     @property
     def requested(self) -> bool:
-        return self.reason is not None
+        return self._event.is_set()
 
-    def request(self, reason: str) -> None:
-        """Stop issuing (first call) or stop waiting for in-flight samples (later calls)."""
-        if self.reason is None:
-            self.reason = reason
-        else:
-            self.abandoned = True
-        self.event.set()
-        for waker in tuple(self._wakers):
-            waker.set()
+    @property
+    def event(self) -> threading.Event:
+        """Set once a stop is requested (the issue loop sleeps on it)."""
+        return self._event
 
-    def watch(self, event: threading.Event) -> None:
-        """Also set ``event`` on each request (the engine's wait for completions)."""
-        self._wakers.append(event)
+    def stop(self, reason: str, *, signal: str | None = None) -> None:
+        """Stop issuing; ``reason`` is the run error the phase logs."""
+        with self._lock:
+            if self.reason is None:
+                self.reason, self.signal = reason, signal
+        self._wake()
 
-    def unwatch(self, event: threading.Event) -> None:
-        if event in self._wakers:
-            self._wakers.remove(event)
+    def abandon(self) -> None:
+        """Stop waiting for the samples in flight (they count as never completed)."""
+        self.abandoned = True
+        self._wake()
+
+    def wake_with(self, event: threading.Event) -> None:
+        """Also set ``event`` on stop and abandon (a waiter on it then sees them)."""
+        with self._lock:
+            self._wakes.append(event)
+
+    def _wake(self) -> None:
+        self._event.set()
+        for wake in tuple(self._wakes):
+            wake.set()

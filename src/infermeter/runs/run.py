@@ -17,13 +17,32 @@ from infermeter.loadgen.conf import settings_from_confs
 from infermeter.loadgen.engine import Progress
 from infermeter.loadgen.interfaces import SystemUnderTest
 from infermeter.loadgen.runner import RunOutcome, run_test
-from infermeter.loadgen.settings import Mode, RunSettings, Scenario, effective_settings
-from infermeter.loadgen.stop import StopRequest
+from infermeter.loadgen.settings import (
+    EffectiveSettings,
+    Mode,
+    RunSettings,
+    Scenario,
+    effective_settings,
+)
+from infermeter.loadgen.stop import StopSignal
 from infermeter.results.energy import PowerSampler
 from infermeter.runs.client import ClientReport, collect
 from infermeter.runs.folder import update_run_json, write_run_folder
+from infermeter.runs.guard import (
+    check_endpoint,
+    planned_run,
+    refuse_unmeasurable,
+    token_counts,
+    watch_reachability,
+)
 from infermeter.runs.official_folder import engine_meta, write_official_folder
-from infermeter.runs.rundir import RunDir, default_run_dir, new_run_id
+from infermeter.runs.rundir import (
+    RunDir,
+    check_store,
+    default_run_dir,
+    new_run_id,
+    provisional_meta,
+)
 from infermeter.runs.selfcert import CpuMeter
 from infermeter.suts.registry import SutContext, create_sut
 from infermeter.workloads.accuracy.scorer import score_accuracy_log
@@ -77,6 +96,7 @@ class RunRequest:
     store: Path | None = None
     index: bool = True
     engine: str = "native"  # or "mlcommons": the official LoadGen wheel
+    preflight: bool = True  # check an openai endpoint before sending load
     force: bool = False  # replace a run already in output_dir
 
 
@@ -133,12 +153,15 @@ def execute(
     clock: Clock | None = None,
     progress: Progress | None = None,
     on_phase: Callable[[str], None] | None = None,
-    stop: StopRequest | None = None,
+    on_note: Callable[[str], None] | None = None,
+    stop: StopSignal | None = None,
 ) -> RunReport:
     """Run the benchmark and write the run folder; never raises for an INVALID result.
 
-    ``stop`` ends the run early (native engine): the folder is still written,
-    with every completed sample and an INVALID verdict that says why.
+    ``on_note`` gets lines worth saying before the load starts (the preflight,
+    the planned length). ``stop`` ends the run early (native engine): the
+    folder is still written, with every completed sample and an INVALID
+    verdict that says why.
     """
     if request.engine not in ("native", "mlcommons"):
         raise ConfigError(
@@ -153,19 +176,7 @@ def execute(
     warnings += _scenario_warning(bench, request.scenario)
     clock = clock or MonotonicClock()
     qsl = _qsl(request, bench)
-    check_phase_memory(  # before the SUT starts, and long before anything is allocated
-        effective_settings(
-            settings,
-            qsl_total_count=qsl.total_sample_count,
-            qsl_performance_count=qsl.performance_sample_count,
-        )
-    )
-    if request.index:
-        _check_store(request.store)  # a bad --store fails now, not after the run
-    run_id = new_run_id(bench.name, request.scenario.value)
-    rundir = RunDir.claim(
-        request.output_dir or default_run_dir(run_id), force=request.force
-    )
+    rundir, run_id = _claim_folder(request, bench, settings, qsl)
     folder = rundir.path
     context = SutContext(
         qsl=qsl,
@@ -176,29 +187,30 @@ def execute(
         options=dict(request.sut_options),
     )
     sampler = PowerSampler()  # NVML on GPUs, RAPL on CPUs, where readable
-    try:
+    checks: dict[str, Any] | None = None
+    with rundir.discarded_on_error():  # nothing ran yet: leave no folder behind
         created = create_sut(request.sut, context)
-        rundir.start(_provisional(request, bench, run_id), journal=_native(request))
-    except BaseException:
-        rundir.discard()
-        raise
-    with _opened(created) as sut, CpuMeter() as meter:
-        sampler.start()
-        try:
-            outcome = _run_engine(
-                request,
-                sut,
-                qsl,
-                settings,
-                rundir,
-                clock=clock,
-                progress=progress,
-                on_phase=on_phase,
-                stop=stop,
-            )
-        finally:
-            power = sampler.stop()
-            rundir.close()
+    with _opened(created) as sut:
+        with rundir.discarded_on_error():
+            checks = _before_load(request, bench.name, sut, settings, qsl, on_note)
+            rundir.start(provisional_meta(request, run_id), journal=_native(request))
+        with CpuMeter() as meter:
+            sampler.start()
+            try:
+                outcome = _run_engine(
+                    request,
+                    sut,
+                    qsl,
+                    settings,
+                    rundir,
+                    clock=clock,
+                    progress=progress,
+                    on_phase=on_phase,
+                    stop=stop,
+                )
+            finally:
+                power = sampler.stop()
+                rundir.close()
     client = (
         collect(sut, outcome, meter)
         if isinstance(outcome, RunOutcome)
@@ -211,6 +223,12 @@ def execute(
         meta["fleet"] = client.fleet
     if client.stats is not None:
         meta["sut"]["stats"] = client.stats
+    if client.params:
+        meta["sut"]["params"] = {**client.params, **meta["sut"]["params"]}
+    meta["token_counts"], estimate = token_counts(client.stats)
+    warnings += estimate
+    if checks is not None:
+        meta["preflight"] = checks
     if isinstance(outcome, OfficialOutcome):
         document = write_official_folder(folder, outcome, meta=meta)
     else:
@@ -225,6 +243,47 @@ def execute(
     return RunReport(outcome, folder, document, warnings)
 
 
+def _claim_folder(
+    request: RunRequest, bench: Benchmark, settings: RunSettings, qsl: DatasetQSL
+) -> tuple[RunDir, str]:
+    """What can be refused in a second is refused before the SUT starts:
+    a schedule too big for memory, a bad --store, an --output-dir holding a run."""
+    check_phase_memory(_effective(settings, qsl))
+    if request.index:
+        check_store(request.store)
+    run_id = new_run_id(bench.name, request.scenario.value)
+    folder = request.output_dir or default_run_dir(run_id)
+    return RunDir.claim(folder, force=request.force), run_id
+
+
+def _effective(settings: RunSettings, qsl: DatasetQSL) -> EffectiveSettings:
+    return effective_settings(
+        settings,
+        qsl_total_count=qsl.total_sample_count,
+        qsl_performance_count=qsl.performance_sample_count,
+    )
+
+
+def _before_load(
+    request: RunRequest,
+    benchmark: str,
+    sut: SystemUnderTest,
+    settings: RunSettings,
+    qsl: DatasetQSL,
+    on_note: Callable[[str], None] | None,
+) -> dict[str, Any] | None:
+    """Refuse what cannot be measured, check the endpoint, say how long the run is."""
+    eff = _effective(settings, qsl)
+    refuse_unmeasurable(sut, eff, benchmark)
+    checks = None
+    if request.sut == "openai" and request.preflight:
+        checks = check_endpoint(request.sut_options, qsl, on_note)
+    performance = settings.mode in (Mode.PERFORMANCE_ONLY, Mode.SUBMISSION_RUN)
+    if on_note is not None and request.sut == "openai" and performance:
+        on_note(f"planned run: {planned_run(eff)}")
+    return checks
+
+
 def _run_engine(
     request: RunRequest,
     sut: SystemUnderTest,
@@ -235,7 +294,7 @@ def _run_engine(
     clock: Clock,
     progress: Progress | None,
     on_phase: Callable[[str], None] | None,
-    stop: StopRequest | None,
+    stop: StopSignal | None,
 ) -> RunOutcome | OfficialOutcome:
     if request.engine == "mlcommons":
         return run_official(
@@ -254,24 +313,13 @@ def _run_engine(
         clock=clock,
         progress=progress,
         on_phase=on_phase,
-        stop=stop,
+        stop=watch_reachability(sut, stop),
         watcher=rundir.journal,
     )
 
 
 def _native(request: RunRequest) -> bool:
     return request.engine == "native"
-
-
-def _provisional(request: RunRequest, bench: Benchmark, run_id: str) -> dict[str, Any]:
-    """run.json keys known before the run: enough for ``report`` to show a crashed one."""
-    return {
-        "run_id": run_id,
-        "benchmark": bench.name,
-        "scenario": request.scenario.value,
-        "mode": request.mode.value,
-        "sut": {"kind": request.sut, "params": _public_options(request.sut_options)},
-    }
 
 
 def _meta(
@@ -358,12 +406,6 @@ def _engine_version() -> str:
     from infermeter import __version__
 
     return __version__
-
-
-def _check_store(store: Path | None) -> None:
-    from infermeter.results.store import Store
-
-    Store(store).close()
 
 
 def _index(folder: Path, store: Path | None) -> list[str]:

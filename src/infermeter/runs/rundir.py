@@ -8,15 +8,20 @@ exactly that, which ``report`` and ``results`` read as an incomplete run.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import secrets
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infermeter import __version__
 from infermeter.errors import ConfigError
 from infermeter.loadgen.journal import RecordJournal
+
+if TYPE_CHECKING:
+    from infermeter.runs.run import RunRequest
 
 RUN_FILES = (
     "run.json",
@@ -124,6 +129,15 @@ class RunDir:
         if self.journal is not None:
             self.journal.close()
 
+    @contextlib.contextmanager
+    def discarded_on_error(self) -> Iterator[None]:
+        """On an error here (the SUT would not start...), ``discard`` the folder."""
+        try:
+            yield
+        except BaseException:
+            self.discard()
+            raise
+
     def discard(self) -> None:
         """The run never started: take back what ``claim`` and ``start`` made."""
         self.close()
@@ -131,3 +145,27 @@ class RunDir:
             (self.path / name).unlink(missing_ok=True)
         if self._created and not any(self.path.iterdir()):
             self.path.rmdir()
+
+
+def provisional_meta(request: RunRequest, run_id: str) -> dict[str, Any]:
+    """run.json keys known before the run: enough for ``report`` to show a crashed one."""
+    secret = ("key", "token", "secret", "password")
+    params = {
+        k: v
+        for k, v in request.sut_options.items()
+        if k.endswith("_env") or not any(word in k.lower() for word in secret)
+    }
+    return {
+        "run_id": run_id,
+        "benchmark": request.benchmark,
+        "scenario": request.scenario.value,
+        "mode": request.mode.value,
+        "sut": {"kind": request.sut, "params": params},
+    }
+
+
+def check_store(store: Path | None) -> None:
+    """A --store that cannot be opened fails now, not after the run."""
+    from infermeter.results.store import Store
+
+    Store(store).close()

@@ -12,7 +12,7 @@ from infermeter.clock import MonotonicClock
 from infermeter.loadgen.journal import MAGIC, RecordJournal, read_journal
 from infermeter.loadgen.runner import run_test
 from infermeter.loadgen.settings import RunSettings, Scenario
-from infermeter.loadgen.stop import StopRequest
+from infermeter.loadgen.stop import StopSignal
 from infermeter.suts.fake import FakeSUT
 from infermeter.testing import InMemoryQSL, ManualClock
 
@@ -82,12 +82,9 @@ def test_a_frame_cut_short_is_ignored(tmp_path: Path) -> None:
     journal.close()
     whole = read_journal(path)
     data = path.read_bytes()
-    second = RecordJournal(path)  # a second frame, then cut in the middle
-    second._file = path.open("ab")
-    second._number = 0
-    second._write_frame([np.array([10**6]), *[np.array([1]) for _ in range(8)]], [])
-    second.close()
-    path.write_bytes(path.read_bytes()[:-5])
+    # A kill in the middle of a frame: its header, then only part of its data.
+    header = data[len(MAGIC) : data.index(b"\n", len(MAGIC)) + 1]
+    path.write_bytes(data + header + b"\x00" * 5)
     cut = read_journal(path)
     np.testing.assert_array_equal(cut["completed_ns"], whole["completed_ns"])
     path.write_bytes(data[: len(MAGIC) + 3])
@@ -105,7 +102,7 @@ def test_rows_reach_the_file_while_the_run_is_still_going(tmp_path: Path) -> Non
     """Real time: the file grows within the flush interval, before the run ends."""
     path = tmp_path / "records.journal"
     clock = MonotonicClock()
-    stop = StopRequest(grace_ns=5_000 * MS)
+    stop = StopSignal(grace_ns=5_000 * MS)
     journal = RecordJournal(path, flush_s=0.05)
     seen: list[int] = []
 
@@ -118,7 +115,7 @@ def test_rows_reach_the_file_while_the_run_is_still_going(tmp_path: Path) -> Non
                     return
                 stop.event.wait(0.01)
         finally:
-            stop.request("test")
+            stop.stop("test")
 
     watcher = threading.Thread(target=watch)
     watcher.start()

@@ -1,4 +1,4 @@
-"""A StopRequest ends a test early and keeps what it measured (virtual time)."""
+"""A StopSignal ends a test early and keeps what it measured (virtual time)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from infermeter.loadgen.interfaces import CompletionSink, QueryBatch
 from infermeter.loadgen.runner import run_test
 from infermeter.loadgen.settings import Mode, RunSettings, Scenario
-from infermeter.loadgen.stop import StopRequest
+from infermeter.loadgen.stop import StopSignal
 from infermeter.suts.fake import FakeSUT
 from infermeter.testing import InMemoryQSL, ManualClock
 
@@ -26,13 +26,22 @@ def server(**changes: object) -> RunSettings:
     return base.copy(**changes)
 
 
-def stop_at(clock: ManualClock, at_ns: int, stop: StopRequest, reason: str) -> None:
-    clock.call_at(at_ns, lambda: stop.request(reason))
+def stop_at(clock: ManualClock, at_ns: int, stop: StopSignal, name: str) -> None:
+    """At ``at_ns``, what the Ctrl-C handler does: a reason naming the signal."""
+    seconds = at_ns // S
+
+    def fire() -> None:
+        if stop.requested:
+            stop.abandon()
+        else:
+            stop.stop(f"interrupted by {name} after {seconds} s", signal=name)
+
+    clock.call_at(at_ns, fire)
 
 
 def test_a_stop_ends_issuing_and_judges_the_run_invalid_with_the_reason() -> None:
     clock = ManualClock(start_ns=0)
-    stop = StopRequest(grace_ns=10 * S)
+    stop = StopSignal(grace_ns=10 * S)
     stop_at(clock, 5 * S, stop, "SIGINT")
     sut = FakeSUT(clock, latency_ns=50 * MS)
     outcome = run_test(sut, InMemoryQSL(64), server(), clock=clock, stop=stop)
@@ -51,7 +60,7 @@ def test_a_stop_ends_issuing_and_judges_the_run_invalid_with_the_reason() -> Non
 
 def test_in_flight_samples_get_the_grace_period_then_count_as_missing() -> None:
     clock = ManualClock(start_ns=0)
-    stop = StopRequest(grace_ns=2 * S)
+    stop = StopSignal(grace_ns=2 * S)
     stop_at(clock, 1 * S, stop, "SIGTERM")
     sut = FakeSUT(clock, latency_ns=5 * S)  # longer than the grace period
     outcome = run_test(sut, InMemoryQSL(64), server(), clock=clock, stop=stop)
@@ -74,7 +83,7 @@ def test_in_flight_samples_get_the_grace_period_then_count_as_missing() -> None:
 
 def test_samples_completing_within_the_grace_period_are_kept() -> None:
     clock = ManualClock(start_ns=0)
-    stop = StopRequest(grace_ns=10 * S)
+    stop = StopSignal(grace_ns=10 * S)
     stop_at(clock, 1 * S, stop, "SIGINT")
     sut = FakeSUT(clock, latency_ns=3 * S)  # in flight at the stop, done in the grace
     outcome = run_test(sut, InMemoryQSL(64), server(), clock=clock, stop=stop)
@@ -86,7 +95,7 @@ def test_samples_completing_within_the_grace_period_are_kept() -> None:
 
 def test_a_second_request_skips_the_grace_period() -> None:
     clock = ManualClock(start_ns=0)
-    stop = StopRequest(grace_ns=100 * S)
+    stop = StopSignal(grace_ns=100 * S)
     stop_at(clock, 1 * S, stop, "SIGINT")
     stop_at(clock, 1 * S + 10 * MS, stop, "SIGINT")
     sut = FakeSUT(clock, latency_ns=50 * S)
@@ -105,7 +114,7 @@ def test_late_completions_after_the_stop_do_not_change_the_records() -> None:
             self.held = (batch.ids.copy(), sink)
 
     clock = ManualClock(start_ns=0)
-    stop = StopRequest(grace_ns=0)
+    stop = StopSignal(grace_ns=0)
     stop_at(clock, 10 * MS, stop, "SIGINT")
     sut = Holding(clock, latency_ns=MS)
     outcome = run_test(
@@ -121,7 +130,7 @@ def test_late_completions_after_the_stop_do_not_change_the_records() -> None:
 @pytest.mark.parametrize("scenario", [Scenario.SINGLE_STREAM, Scenario.MULTI_STREAM])
 def test_closed_loop_scenarios_stop_between_queries(scenario: Scenario) -> None:
     clock = ManualClock(start_ns=0)
-    stop = StopRequest()
+    stop = StopSignal()
     stop_at(clock, 2 * S, stop, "SIGINT")
     sut = FakeSUT(clock, latency_ns=10 * MS)
     settings = server(
@@ -139,8 +148,8 @@ def test_closed_loop_scenarios_stop_between_queries(scenario: Scenario) -> None:
 
 def test_a_stop_in_accuracy_mode_skips_the_remaining_sets_and_performance() -> None:
     clock = ManualClock(start_ns=0)
-    stop = StopRequest()
-    stop.request("SIGINT")  # before the test starts: nothing is issued
+    stop = StopSignal()
+    stop.stop("interrupted by SIGINT after 0 s")  # before the test: nothing issued
     sut = FakeSUT(clock, latency_ns=MS)
     outcome = run_test(
         sut,
@@ -158,7 +167,7 @@ def test_a_stop_in_accuracy_mode_skips_the_remaining_sets_and_performance() -> N
 
 def test_find_peak_ends_at_the_stopped_trial() -> None:
     clock = ManualClock(start_ns=0)
-    stop = StopRequest()
+    stop = StopSignal()
     stop_at(clock, 90 * S, stop, "SIGINT")
     sut = FakeSUT(clock, latency_ns=MS)
     outcome = run_test(
