@@ -84,8 +84,13 @@ def test_server_run_is_valid_with_token_early_stopping(
     assert "TPOT Early Stopping Result:" in summary
     run = json.loads((folder / "run.json").read_text())
     assert run["metrics"]["samples_failed"] == 0
-    assert run["metrics"]["ttft_ns"]["p50"] == pytest.approx(30e6, rel=0.2)
-    assert run["metrics"]["tpot_ns"]["p50"] == pytest.approx(3e6, rel=0.2)
+    # The mock waits 30 ms, then 3 ms per token (8 tokens), its timers exact to
+    # 1 ms: no first token sooner, each timed at the first chunk (before the
+    # answer ends), no answer shorter.
+    metrics, timer_ns = run["metrics"], 1e6
+    assert 30e6 - timer_ns <= metrics["ttft_ns"]["p50"] < metrics["latency_ns"]["p50"]
+    assert metrics["latency_ns"]["min"] >= 30e6 + 7 * 3e6 - timer_ns
+    assert metrics["tpot_ns"]["p50"] >= 3e6 - timer_ns
     assert (folder / "mlperf_log_detail.txt").exists()
 
 
