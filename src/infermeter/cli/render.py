@@ -58,6 +58,8 @@ def print_run(
 def render_report(report: RunReport) -> None:
     doc = report.document
     verdict = doc["verdict"]
+    for note in report.notes:
+        err.print(f"info: {note}", markup=False)
     for warning in report.warnings:
         err.print(f"warning: {warning}", markup=False)
     result = verdict["result"] or "no verdict (accuracy run)"

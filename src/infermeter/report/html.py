@@ -18,7 +18,7 @@ from typing import Any
 import jinja2
 import numpy as np
 
-from infermeter.report import charts
+from infermeter.report import charts, server_charts
 from infermeter.report.model import RunLike
 from infermeter.report.sweep import sweep_points
 
@@ -67,8 +67,11 @@ def _run_charts(run: RunLike, prefix: str) -> list[dict[str, Any]]:
     figures += [
         charts.throughput_over_time(rec, tokens),
         charts.in_flight_over_time(rec),
-        charts.issue_lateness(rec),
     ]
+    scraped = server_charts.load(run.path)
+    if scraped is not None:  # the server's view, next to the client's
+        figures += server_charts.figures(scraped)
+    figures.append(charts.issue_lateness(rec))
     return [{"id": f"{prefix}-{i}", "figure": f} for i, f in enumerate(figures)]
 
 

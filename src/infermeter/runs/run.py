@@ -18,6 +18,7 @@ from infermeter.loadgen.interfaces import SystemUnderTest
 from infermeter.loadgen.runner import RunOutcome, run_test
 from infermeter.loadgen.settings import Mode, RunSettings, Scenario
 from infermeter.results.energy import PowerSampler
+from infermeter.runs import server_metrics
 from infermeter.runs.client import ClientReport, collect
 from infermeter.runs.folder import default_run_dir, update_run_json, write_run_folder
 from infermeter.runs.official_folder import engine_meta, write_official_folder
@@ -74,6 +75,9 @@ class RunRequest:
     store: Path | None = None
     index: bool = True
     engine: str = "native"  # or "mlcommons": the official LoadGen wheel
+    # Prometheus /metrics to scrape: None = each endpoint's own, [] = none.
+    metrics_urls: list[str] | None = None
+    metrics_interval_s: float = 1.0
 
 
 @dataclass
@@ -84,6 +88,7 @@ class RunReport:
     folder: Path
     document: dict[str, Any]
     warnings: list[str]
+    notes: list[str] = field(default_factory=list)  # info lines, not problems
 
 
 def build_settings(
@@ -149,6 +154,13 @@ def execute(
     )
     sampler = PowerSampler()  # NVML on GPUs, RAPL on CPUs, where readable
     with _opened(create_sut(request.sut, context)) as sut, CpuMeter() as meter:
+        scraper, notes = server_metrics.start(
+            request.metrics_urls,
+            sut,
+            context.options,
+            clock,
+            request.metrics_interval_s,
+        )
         sampler.start()
         try:
             outcome = _run_engine(
@@ -163,6 +175,8 @@ def execute(
             )
         finally:
             power = sampler.stop()
+            if scraper is not None:
+                scraper.stop()
     client = (
         collect(sut, outcome, meter)
         if isinstance(outcome, RunOutcome)
@@ -180,11 +194,28 @@ def execute(
         document = write_run_folder(
             folder, outcome, meta=meta, trace=request.trace, sent_ns=client.sent_ns
         )
+    if scraper is not None and isinstance(outcome, RunOutcome):
+        document = _add_server_metrics(folder, document, scraper, outcome, sut)
     if settings.mode in (Mode.ACCURACY_ONLY, Mode.SUBMISSION_RUN):
         document = update_run_json(folder, accuracy=_score_accuracy(folder, bench, qsl))
     if request.index:
         warnings += _index(folder, request.store)
-    return RunReport(outcome, folder, document, warnings)
+    return RunReport(outcome, folder, document, warnings, notes)
+
+
+def _add_server_metrics(
+    folder: Path,
+    document: dict[str, Any],
+    scraper: server_metrics.Scraper,
+    outcome: RunOutcome,
+    sut: SystemUnderTest,
+) -> dict[str, Any]:
+    phases = [outcome.performance, *outcome.accuracy_phases]
+    start_ns = next((p.start_ns for p in phases if p is not None), 0)
+    replicas = server_metrics.endpoint_urls(sut, {})
+    block = server_metrics.finish(scraper, folder, start_ns, replicas)
+    files = [*document.get("files", []), server_metrics.FILE]
+    return update_run_json(folder, server_metrics=block, files=files)
 
 
 def _run_engine(

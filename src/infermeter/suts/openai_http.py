@@ -88,6 +88,11 @@ class OpenAIHttpSUT:
         asyncio.run_coroutine_threadsafe(self._open(), self._loop).result(30)
 
     @property
+    def urls(self) -> tuple[str, ...]:
+        """The base URL of each replica (one for a single endpoint)."""
+        return self.config.urls
+
+    @property
     def loop(self) -> asyncio.AbstractEventLoop:
         """The event loop the requests run on (its own thread)."""
         return self._loop
