@@ -96,3 +96,17 @@ def test_metrics_url_off_scrapes_nothing(mock_url: str, tmp_path: Path) -> None:
     assert code == 0, output
     assert not (out / "server_metrics.json").exists()
     assert "info:" not in output
+
+
+def test_sweep_stores_each_points_series(mock_url: str, tmp_path: Path) -> None:
+    args = ["sweep", "--url", mock_url, "--model", "m", "--concurrency", "2,8",
+            "--duration", "1", "--metrics-interval", "200ms", "--out", str(tmp_path)]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    for point in ("00_c2", "01_c8"):
+        folder = tmp_path / point / "performance"
+        assert (folder / "result_summary.json").exists()
+        data = json.loads((folder / "server_metrics.json").read_text())
+        running = next(s for s in data["series"] if s["key"] == "running")
+        assert len(running["values"]) >= 3
+        assert max(running["values"]) >= 1

@@ -10,6 +10,7 @@ import typer
 from infermeter.cli.main import EXIT_INVALID, EXIT_OK, app
 from infermeter.cli.options import (
     dataset_options,
+    metrics_urls,
     parse_duration_ms,
     parse_duration_ns,
     parse_key_values,
@@ -231,7 +232,7 @@ def run_command(
         trace=trace,
         store=store,
         engine=engine,
-        metrics_urls=_metrics_urls(metrics_url),
+        metrics_urls=metrics_urls(metrics_url),
         metrics_interval_s=parse_duration_ns(
             metrics_interval, flag="--metrics-interval"
         )
@@ -240,12 +241,3 @@ def run_command(
     report = print_run(request, execute, json_output=json_output)
     valid = report.outcome.valid
     raise typer.Exit(EXIT_INVALID if valid is False else EXIT_OK)
-
-
-def _metrics_urls(values: list[str]) -> list[str] | None:
-    """None (each endpoint's own), [] for 'off', else the URLs given."""
-    if not values:
-        return None
-    if any(v.lower() in ("off", "none") for v in values):
-        return []
-    return values

@@ -116,6 +116,28 @@ def _metric_rows(metrics: Mapping[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
+def _fleet_rows(fleet: Any) -> dict[str, Any] | None:
+    """The per-replica table of a fleet run (run.json ``fleet``), as display strings."""
+    if not isinstance(fleet, dict) or not fleet.get("replicas"):
+        return None
+    rows = []
+    for r in fleet["replicas"]:
+        ttft = r.get("ttft_ms") or {}
+        rows.append(
+            [
+                str(r.get("url", "")),
+                f"{r.get('requests', 0):,}",
+                f"{r.get('completed', 0):,}",
+                f"{r.get('failed', 0):,}",
+                " / ".join(
+                    f"{ttft[k]:,.1f}" for k in ("p50", "p90", "p99") if k in ttft
+                ),
+                f"{r['tokens_per_second']:,.1f}" if "tokens_per_second" in r else "-",
+            ]
+        )
+    return {"routing": fleet.get("routing", ""), "rows": rows}
+
+
 def _run_context(run: RunLike, index: int, extras: Mapping[str, Any]) -> dict[str, Any]:
     meta = run.meta
     sut = meta.get("sut") if isinstance(meta.get("sut"), dict) else {}
@@ -129,6 +151,7 @@ def _run_context(run: RunLike, index: int, extras: Mapping[str, Any]) -> dict[st
         "started_at": meta.get("started_at"),
         "verdict": meta.get("verdict") or {},
         "metrics": _metric_rows(meta.get("metrics") or {}),
+        "fleet": _fleet_rows(meta.get("fleet")),
         "environment": meta.get("environment") or {},
         "power": meta.get("power"),
         "charts": _run_charts(run, f"run{index}"),
