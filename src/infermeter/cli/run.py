@@ -168,6 +168,13 @@ def run_command(
     json_output: Annotated[
         bool, typer.Option("--json", help="Print run.json instead of the summary.")
     ] = False,
+    preflight: Annotated[
+        bool,
+        typer.Option(
+            help="Check an openai endpoint (reachable, model, stream shape) "
+            "before sending load."
+        ),
+    ] = True,
 ) -> None:
     """Run a benchmark under MLPerf rules and print its verdict.
 
@@ -237,6 +244,7 @@ def run_command(
             metrics_interval, flag="--metrics-interval"
         )
         / 1e9,
+        preflight=preflight,
     )
     report = print_run(request, execute, json_output=json_output)
     valid = report.outcome.valid

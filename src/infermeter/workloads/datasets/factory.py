@@ -18,13 +18,14 @@ from infermeter.workloads.datasets.synthetic import (
     SyntheticPrompts,
     SyntheticSquad,
 )
+from infermeter.workloads.datasets.synthetic_media import media_source
+from infermeter.workloads.datasets.synthetic_tasks import TASKS, SyntheticTaskPrompts
 from infermeter.workloads.datasets.tokenizer import (
     Tokenizer,
     check_tokenizer_matches,
     load_tokenizer,
 )
 
-VISION_FORMATS = ("imagenet", "openimages", "kits19")
 SYNTHETIC_TEXT_SAMPLES = 1024
 SYNTHETIC_IMAGE_SAMPLES = 128
 
@@ -121,8 +122,18 @@ def build_qsl(
 def _synthetic(
     bench: Benchmark, opts: DatasetOptions, tokenizer: Tokenizer | None
 ) -> SampleSource:
-    if bench.dataset_format in VISION_FORMATS:
-        return SyntheticImages(opts.samples or SYNTHETIC_IMAGE_SAMPLES, seed=opts.seed)
+    shape = bench.synthetic_shape or None
+    if bench.dataset_format == "imagenet":
+        return SyntheticImages(
+            opts.samples or SYNTHETIC_IMAGE_SAMPLES,
+            seed=opts.seed,
+            **({"shape": shape} if shape else {}),
+        )
+    media = media_source(
+        bench.dataset_format, count=opts.samples, shape=shape, seed=opts.seed
+    )
+    if media is not None:
+        return media
     count = opts.samples or min(
         bench.performance_sample_count or SYNTHETIC_TEXT_SAMPLES, SYNTHETIC_TEXT_SAMPLES
     )
@@ -139,7 +150,7 @@ def _synthetic(
             seed=opts.seed,
             tokenizer=tokenizer,
         )
-    return SyntheticPrompts(
+    prompts = SyntheticPrompts(
         count,
         input_len=input_len,
         output_len=output_len,
@@ -148,6 +159,8 @@ def _synthetic(
         shared_prefix_tokens=opts.shared_prefix_tokens,
         num_prefixes=opts.num_prefixes,
     )
+    tasks = TASKS.get(bench.dataset_format)
+    return prompts if tasks is None else SyntheticTaskPrompts(prompts, tasks)
 
 
 def prompt_shape_of(opts: DatasetOptions) -> PromptShape:
