@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from infermeter.cli.main import EXIT_ERROR, EXIT_INVALID, app
+from infermeter.cli.main import EXIT_ERROR, EXIT_INVALID, app, err_console
 from infermeter.throughput import SWEEP
 
 EXAMPLES = """
@@ -85,6 +85,13 @@ def sweep_command(
     sut_opt: Annotated[list[str], typer.Option("--sut-opt", help="key=value.")] = [],  # noqa: B006
     seed: Annotated[int, typer.Option(help="Seed of arrivals and prompts.")] = 0,
     out: Annotated[Path | None, typer.Option(help="Folder for the results.")] = None,
+    metrics_url: Annotated[
+        list[str],
+        typer.Option(help="Prometheus /metrics to scrape per point ('off': none)."),
+    ] = [],  # noqa: B006 - typer needs a literal default
+    metrics_interval: Annotated[
+        str, typer.Option(help="How often to scrape server metrics.")
+    ] = "1s",
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     preflight: Annotated[
         bool,
@@ -98,7 +105,7 @@ def sweep_command(
     layout) under --out. infermeter results (unverified). Exit code 1 when no
     request of any point completed, 3 when some point completed none, else 0.
     """
-    from infermeter.cli.options import parse_key_values
+    from infermeter.cli.options import metrics_urls, parse_duration_ns, parse_key_values
     from infermeter.runs.endpoint_sweep import SweepRequest, execute_sweep
     from infermeter.runs.load import LoadSpec
     from infermeter.runs.sweep import Limits
@@ -130,9 +137,16 @@ def sweep_command(
         prompts=prompts,
         trace=trace,
         out_dir=out,
+        metrics_urls=metrics_urls(metrics_url),
+        metrics_interval_s=parse_duration_ns(
+            metrics_interval, flag="--metrics-interval"
+        )
+        / 1e9,
         preflight=preflight,
     )
     result = execute_sweep(request, on_note=_note)
+    for note in request.notes:
+        err_console.print(f"info: {note}", markup=False)
     rows = result.table()
     if json_output:
         typer.echo(
