@@ -59,6 +59,12 @@ def test_run_over_two_replicas_counts_each(
     if routing != "prefix":  # synthetic prompts share no prefix: both replicas work
         assert min(served) > 0
     assert all(r["ttft_ms"]["p90"] >= 0 for r in rows if r["completed"])
+    report = tmp_path / "r.html"
+    result = CliRunner().invoke(app, ["report", str(out), "-o", str(report)])
+    assert result.exit_code == 0, result.output
+    html = report.read_text()
+    assert f"Replicas (routing: {routing})" in html
+    assert all(f"<td>{s.url}</td>" in html for s in fleet)
 
 
 def test_bad_routing_is_a_usage_error(fleet: list[MockServer], tmp_path: Path) -> None:
@@ -73,7 +79,7 @@ def test_bad_routing_is_a_usage_error(fleet: list[MockServer], tmp_path: Path) -
 def test_sweep_over_two_replicas(fleet: list[MockServer], tmp_path: Path) -> None:
     before = [s.mock.stats["requests"] for s in fleet]
     args = ["sweep", *_urls(fleet), "--model", "m", "--concurrency", "4",
-            "--requests", "20", "--json"]  # fmt: skip
+            "--requests", "20", "--json", "--no-preflight"]  # fmt: skip
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     served = [s.mock.stats["requests"] - b for s, b in zip(fleet, before, strict=True)]
@@ -86,7 +92,7 @@ def test_prefix_routing_keeps_a_shared_prefix_on_one_replica(
     before = [s.mock.stats["requests"] for s in fleet]
     args = ["sweep", *_urls(fleet), "--model", "m", "--concurrency", "1",
             "--requests", "12", "--prompts", "shared-prefix:2:64",
-            "--routing", "prefix", "--json"]  # fmt: skip
+            "--routing", "prefix", "--json", "--no-preflight"]  # fmt: skip
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     served = [s.mock.stats["requests"] - b for s, b in zip(fleet, before, strict=True)]

@@ -8,6 +8,7 @@ A warm-up phase runs first and is left out of every figure.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,7 @@ from infermeter.loadgen.settings import (
 )
 from infermeter.runs.arrivals import arrival_times, count_for
 from infermeter.runs.endpoints import PointMetrics, point_metrics
+from infermeter.runs.fleet_stats import fleet_block
 from infermeter.runs.selfcert import CertBounds, ClientCertification, CpuMeter, certify
 from infermeter.runs.trace import Trace
 
@@ -84,6 +86,7 @@ class LoadResult:
     certification: ClientCertification
     started_at: dt.datetime
     sut_stats: dict[str, Any] = field(default_factory=dict)
+    server_metrics: dict[str, Any] | None = None  # server_metrics.json of the point
 
 
 def run_load(
@@ -106,7 +109,7 @@ def run_load(
             seed=spec.seed + 1,
         )
         _phase(sut, warm, sample_count, clock)
-        _reset(sut)
+    _reset(sut)  # each point's counts are its own (and ids restart at 0)
     started = dt.datetime.now(dt.UTC)
     with CpuMeter() as cpu:
         phase = _phase(sut, spec, sample_count, clock)
@@ -123,7 +126,13 @@ def run_load(
         bounds=bounds,
         workers=workers,
     )
+    if not metrics.completed:
+        # Nothing answered: the endpoint, not the client, is what failed.
+        cert = dataclasses.replace(cert, client_bound=False, reasons=[], advice=[])
     stats = sut.stats() if callable(getattr(sut, "stats", None)) else {}  # type: ignore[attr-defined]
+    fleet = fleet_block(sut, stats, phase)
+    if fleet is not None:  # this point's requests per replica, TTFT, tokens/s
+        stats["fleet"] = fleet
     return LoadResult(spec, phase, metrics, cert, started, stats)
 
 

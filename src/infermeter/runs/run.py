@@ -26,6 +26,7 @@ from infermeter.loadgen.settings import (
 )
 from infermeter.loadgen.stop import StopSignal
 from infermeter.results.energy import PowerSampler
+from infermeter.runs import server_metrics
 from infermeter.runs.client import ClientReport, collect
 from infermeter.runs.folder import update_run_json, write_run_folder
 from infermeter.runs.guard import (
@@ -36,13 +37,7 @@ from infermeter.runs.guard import (
     watch_reachability,
 )
 from infermeter.runs.official_folder import engine_meta, write_official_folder
-from infermeter.runs.rundir import (
-    RunDir,
-    check_store,
-    default_run_dir,
-    new_run_id,
-    provisional_meta,
-)
+from infermeter.runs.rundir import RunDir, claim_run_folder, provisional_meta
 from infermeter.runs.selfcert import CpuMeter
 from infermeter.suts.registry import SutContext, create_sut
 from infermeter.workloads.accuracy.scorer import score_accuracy_log
@@ -96,6 +91,9 @@ class RunRequest:
     store: Path | None = None
     index: bool = True
     engine: str = "native"  # or "mlcommons": the official LoadGen wheel
+    # Prometheus /metrics to scrape: None = each endpoint's own, [] = none.
+    metrics_urls: list[str] | None = None
+    metrics_interval_s: float = 1.0
     preflight: bool = True  # check an openai endpoint before sending load
     force: bool = False  # replace a run already in output_dir
 
@@ -176,7 +174,9 @@ def execute(
     warnings += _scenario_warning(bench, request.scenario)
     clock = clock or MonotonicClock()
     qsl = _qsl(request, bench)
-    rundir, run_id = _claim_folder(request, bench, settings, qsl)
+    # What can be refused in a second is refused before the SUT starts.
+    check_phase_memory(_effective(settings, qsl))
+    rundir, run_id = claim_run_folder(request, bench.name)
     folder = rundir.path
     context = SutContext(
         qsl=qsl,
@@ -194,6 +194,7 @@ def execute(
         with rundir.discarded_on_error():
             checks = _before_load(request, bench.name, sut, settings, qsl, on_note)
             rundir.start(provisional_meta(request, run_id), journal=_native(request))
+        scraper = _start_scraper(request, sut, context.options, clock, on_note)
         with CpuMeter() as meter:
             sampler.start()
             try:
@@ -211,6 +212,8 @@ def execute(
             finally:
                 power = sampler.stop()
                 rundir.close()
+                if scraper is not None:
+                    scraper.stop()
     client = (
         collect(sut, outcome, meter)
         if isinstance(outcome, RunOutcome)
@@ -235,6 +238,8 @@ def execute(
         document = write_run_folder(
             folder, outcome, meta=meta, trace=request.trace, sent_ns=client.sent_ns
         )
+    if scraper is not None and isinstance(outcome, RunOutcome):
+        document = _add_server_metrics(folder, document, scraper, outcome, sut)
     if settings.mode in (Mode.ACCURACY_ONLY, Mode.SUBMISSION_RUN):
         document = update_run_json(folder, accuracy=_score_accuracy(folder, bench, qsl))
     rundir.finish()
@@ -243,25 +248,44 @@ def execute(
     return RunReport(outcome, folder, document, warnings)
 
 
-def _claim_folder(
-    request: RunRequest, bench: Benchmark, settings: RunSettings, qsl: DatasetQSL
-) -> tuple[RunDir, str]:
-    """What can be refused in a second is refused before the SUT starts:
-    a schedule too big for memory, a bad --store, an --output-dir holding a run."""
-    check_phase_memory(_effective(settings, qsl))
-    if request.index:
-        check_store(request.store)
-    run_id = new_run_id(bench.name, request.scenario.value)
-    folder = request.output_dir or default_run_dir(run_id)
-    return RunDir.claim(folder, force=request.force), run_id
-
-
 def _effective(settings: RunSettings, qsl: DatasetQSL) -> EffectiveSettings:
     return effective_settings(
         settings,
         qsl_total_count=qsl.total_sample_count,
         qsl_performance_count=qsl.performance_sample_count,
     )
+
+
+def _start_scraper(
+    request: RunRequest,
+    sut: SystemUnderTest,
+    options: dict[str, str],
+    clock: Clock,
+    on_note: Callable[[str], None] | None,
+) -> server_metrics.Scraper | None:
+    """Scrape the endpoints' /metrics where they answer; one info line per one left out."""
+    scraper, notes = server_metrics.start(
+        request.metrics_urls, sut, options, clock, request.metrics_interval_s
+    )
+    for note in notes:
+        if on_note is not None:
+            on_note(f"info: {note}")
+    return scraper
+
+
+def _add_server_metrics(
+    folder: Path,
+    document: dict[str, Any],
+    scraper: server_metrics.Scraper,
+    outcome: RunOutcome,
+    sut: SystemUnderTest,
+) -> dict[str, Any]:
+    phases = [outcome.performance, *outcome.accuracy_phases]
+    start_ns = next((p.start_ns for p in phases if p is not None), 0)
+    replicas = server_metrics.endpoint_urls(sut, {})
+    block = server_metrics.finish(scraper, folder, start_ns, replicas)
+    files = [*document.get("files", []), server_metrics.FILE]
+    return update_run_json(folder, server_metrics=block, files=files)
 
 
 def _before_load(

@@ -164,6 +164,16 @@ def provisional_meta(request: RunRequest, run_id: str) -> dict[str, Any]:
     }
 
 
+def claim_run_folder(request: RunRequest, benchmark: str) -> tuple[RunDir, str]:
+    """A unique run id and its folder, after the checks that need no SUT:
+    a bad --store, an --output-dir that holds a run or cannot be written."""
+    if request.index:
+        check_store(request.store)
+    run_id = new_run_id(benchmark, request.scenario.value)
+    folder = request.output_dir or default_run_dir(run_id)
+    return RunDir.claim(folder, force=request.force), run_id
+
+
 def check_store(store: Path | None) -> None:
     """A --store that cannot be opened fails now, not after the run."""
     from infermeter.results.store import Store

@@ -27,6 +27,7 @@ from infermeter.servers.mock_stream import (
     parse_request,
     respond,
 )
+from infermeter.servers.prometheus import Value
 from infermeter.servers.timing import (
     Distribution,
     DistributionTiming,
@@ -56,6 +57,8 @@ class MockConfig:
     # empty-text chunk for a token that splits a UTF-8 character, a role-only
     # first chat chunk, a finish-only last chunk).
     style: str = "openai"
+    # Answer HTTP 404 to a model name other than ``model`` (as vLLM does).
+    check_model: bool = False
 
     def validate(self) -> None:
         if self.mode not in MODES:
@@ -112,6 +115,29 @@ class MockApp(OpenAIEndpoint):
     def stats_snapshot(self) -> dict[str, Any]:
         return dict(self.stats)
 
+    def metric_values(self) -> list[Value]:
+        """vLLM-named counts the mock knows (it has no KV cache to report)."""
+        s = self.stats
+        return [
+            Value(
+                "gauge",
+                "vllm:num_requests_running",
+                "Requests in flight.",
+                self.in_flight,
+            ),
+            Value("gauge", "vllm:num_requests_waiting", "Requests queued (none).", 0),
+            Value(
+                "counter",
+                "vllm:prompt_tokens",
+                "Prompt words received.",
+                s["prompt_tokens"],
+            ),
+            Value("counter", "vllm:generation_tokens", "Tokens sent.", s["tokens"]),
+            Value(
+                "counter", "vllm:request_success", "Requests completed.", s["completed"]
+            ),
+        ]
+
     async def _handle(self, request: web.Request, *, chat: bool) -> web.StreamResponse:
         self.stats["requests"] += 1
         if "Authorization" in request.headers:  # never logged, only counted
@@ -126,6 +152,12 @@ class MockApp(OpenAIEndpoint):
         except ValueError as exc:
             self.stats["bad_request"] += 1
             return _error(400, str(exc), "invalid_request_error")
+        if self.config.check_model and parsed.model != self.config.model:
+            self.stats["unknown_model"] += 1
+            return _error(
+                404, f"The model `{parsed.model}` does not exist.", "NotFoundError"
+            )
+        self.stats["prompt_tokens"] += parsed.mock.prompt_tokens
         fault = self.picker.pick() if self.picker else Fault.NONE
         self.stats[f"fault_{fault.value}"] += fault is not Fault.NONE
         if fault is Fault.ERROR:
