@@ -90,10 +90,12 @@ def test_token_run_same_tokens_and_metric_keys(
     )
     m_native, m_official = native.document["metrics"], official.document["metrics"]
     assert m_official["token_count"] == m_native["token_count"] > 0
-    assert m_official["tokens_per_second"] == pytest.approx(
-        m_native["tokens_per_second"], rel=0.2
-    )
     if scenario is Scenario.SERVER:  # the wheel logs no TTFT/TPOT for Offline
+        # Server tokens/s is the schedule's (the same arrivals) over the last
+        # completion; Offline's divides by the slowest sample, pure machine speed.
+        assert m_official["tokens_per_second"] == pytest.approx(
+            m_native["tokens_per_second"], rel=0.2
+        )
         assert set(m_official["ttft_ns"]) == set(m_native["ttft_ns"])
         assert set(m_official["tpot_ns"]) == set(m_native["tpot_ns"])
         for m in (m_native, m_official):  # 5 ms, never less; not the run's clock

@@ -217,6 +217,8 @@ def _published_from_row(row: sqlite3.Row) -> PublishedResult:
 
 
 def _run_row(run: RunFolder) -> dict[str, Any]:
+    # run.json is read as given: every column gets a text, a number or NULL,
+    # whatever odd value a hand-edited file holds.
     meta, metrics = run.meta, run.metrics
     env = meta.get("environment")
     env = env if isinstance(env, dict) else {}
@@ -226,23 +228,34 @@ def _run_row(run: RunFolder) -> dict[str, Any]:
         "path": str(run.path.resolve()),
         "benchmark": run.benchmark,
         "scenario": run.scenario,
-        "mode": meta.get("mode"),
-        "sut": sut.get("name") if isinstance(sut, dict) else str(sut),
-        "engine": engine.get("name") if isinstance(engine, dict) else str(engine),
-        "verdict": run.verdict.get("result") or _accuracy_verdict(meta),
-        "valid": int(bool(run.verdict.get("valid"))),
-        "started_at": meta.get("started_at"),
-        "samples_per_second": metrics.get("samples_per_second"),
-        "tokens_per_second": metrics.get("tokens_per_second"),
+        "mode": _text(meta.get("mode")),
+        "sut": _text(sut.get("name") if isinstance(sut, dict) else sut),
+        "engine": _text(engine.get("name") if isinstance(engine, dict) else engine),
+        "verdict": _text(run.verdict.get("result")) or _accuracy_verdict(meta),
+        "valid": int(run.verdict.get("valid") is True),
+        "started_at": _text(meta.get("started_at")),
+        "samples_per_second": _number(metrics.get("samples_per_second")),
+        "tokens_per_second": _number(metrics.get("tokens_per_second")),
         "latency_p99_ns": _p99(metrics, "latency_ns"),
         "ttft_p99_ns": _p99(metrics, "ttft_ns"),
         "tpot_p99_ns": _p99(metrics, "tpot_ns"),
-        "environment_json": json.dumps(env, sort_keys=True),
+        "environment_json": json.dumps(env, sort_keys=True, default=str),
         "indexed_at": _now(),
-        "host": env.get("host"),
+        "host": _text(env.get("host")),
         "gpu": json.dumps(env.get("gpu")) if env.get("gpu") is not None else None,
         "power_json": json.dumps(meta["power"]) if meta.get("power") else None,
     }
+
+
+def _text(value: Any) -> str | None:
+    if value is None or isinstance(value, dict | list):
+        return None if not value else json.dumps(value, sort_keys=True)
+    return str(value)
+
+
+def _number(value: Any) -> float | None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if ok else None
 
 
 def _accuracy_verdict(meta: dict[str, Any]) -> str | None:

@@ -9,7 +9,11 @@ from pathlib import Path
 from infermeter.errors import ConfigError, DatasetPathError
 from infermeter.workloads.benchmark import Benchmark
 from infermeter.workloads.datasets import formats, media_formats, tables
-from infermeter.workloads.datasets.base import DatasetQSL, SampleSource
+from infermeter.workloads.datasets.base import (
+    DatasetQSL,
+    SampleSource,
+    unreadable_as_dataset_error,
+)
 from infermeter.workloads.datasets.lengths import LengthSpec, fixed
 from infermeter.workloads.datasets.shapes import PromptShape
 from infermeter.workloads.datasets.synthetic import (
@@ -110,13 +114,8 @@ def build_qsl(
             raise DatasetPathError(
                 f"Dataset file {str(path)!r} not found; check the path."
             )
-        name = fmt or _guess_format(path, benchmark)
-        reader = READERS.get(name)
-        if reader is None:
-            raise ConfigError(
-                f"Cannot read dataset format {name!r}. Known: {', '.join(FORMATS)}."
-            )
-        source = reader(path, opts)
+        with unreadable_as_dataset_error(repr(str(path))):
+            source = _read(path, fmt or _guess_format(path, benchmark), opts)
     perf = opts.performance_sample_count or benchmark.performance_sample_count or None
     qsl = DatasetQSL(
         source, performance_sample_count=perf, tokenizer=tokenizer, limit=opts.samples
@@ -229,6 +228,15 @@ def sniff_format(path: Path) -> str | None:
     if suffix == ".json":
         return _sniff_json(path)
     return None
+
+
+def _read(path: Path, name: str, opts: DatasetOptions) -> SampleSource:
+    reader = READERS.get(name)
+    if reader is None:
+        raise ConfigError(
+            f"Cannot read dataset format {name!r}. Known: {', '.join(FORMATS)}."
+        )
+    return reader(path, opts)
 
 
 def _guess_format(path: Path, bench: Benchmark) -> str:
