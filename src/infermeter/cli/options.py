@@ -69,3 +69,19 @@ def dataset_options(
         input_len=parse_length(input_len) if input_len else None,
         output_len=parse_length(output_len) if output_len else None,
     )
+
+
+HTTP_SUTS = ("openai", "sim")
+
+
+def client_scale(*, sut: str, workers: int | None) -> dict[str, str]:
+    """SUT options for ``--workers``: HTTP client processes (openai and sim SUTs)."""
+    if workers is None:
+        return {}
+    if workers < 1:
+        raise ConfigError(f"--workers must be >= 1 (got {workers}); e.g. --workers 2")
+    if sut not in HTTP_SUTS:
+        raise ConfigError(
+            f"--workers applies to the HTTP client (--sut openai or sim), not --sut {sut}"
+        )
+    return {"workers": str(workers)}

@@ -9,6 +9,7 @@ import typer
 
 from infermeter.cli.main import EXIT_INVALID, EXIT_OK, app
 from infermeter.cli.options import (
+    client_scale,
     dataset_options,
     parse_duration_ms,
     parse_duration_ns,
@@ -23,6 +24,7 @@ Examples:
   infermeter run --sut fake --scenario Offline --min-duration 5s
   infermeter run --benchmark resnet50 --scenario SingleStream --sut null --min-duration 1s
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --target-qps 4
+  infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --workers 2
   infermeter run --user-conf user.conf --output-dir runs/my-run --json
   infermeter run --engine mlcommons --sut null --scenario Offline   # official LoadGen
 """
@@ -63,6 +65,13 @@ def run_command(
     ] = None,
     api_key_env: Annotated[
         str | None, typer.Option(help="Environment variable holding the API key.")
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            help="HTTP client processes (openai and sim SUTs); each sends an even "
+            "share of the requests. Started before the run's clock."
+        ),
     ] = None,
     user_conf: Annotated[
         Path | None, typer.Option(help="MLPerf user.conf applied after mlperf.conf.")
@@ -149,6 +158,7 @@ def run_command(
     from infermeter.runs.run import RunRequest, execute
 
     options = parse_key_values(sut_opt, flag="--sut-opt")
+    options.update(client_scale(sut=sut, workers=workers))
     for key, value in (
         ("url", url),
         ("model", model),

@@ -19,6 +19,8 @@ Examples:
 
   infermeter sweep --url URL --model m --rates 5,10,20 --pattern gamma --burstiness 0.5
 
+  infermeter sweep --url URL --model m --rates 2000,4000 --workers 2
+
   infermeter sweep --url URL --model m --search --ttft-ms 2000 --tpot-ms 200 --duration 30
 
   infermeter sweep --url URL --model m --replay --trace mooncake.jsonl --speed 2
@@ -59,6 +61,9 @@ def sweep_command(
     output_tokens: Annotated[int, typer.Option(help="max_tokens per request.")] = 128,
     trace: Annotated[Path | None, typer.Option(help="JSONL trace for prompts.")] = None,
     sut_opt: Annotated[list[str], typer.Option("--sut-opt", help="key=value.")] = [],  # noqa: B006
+    workers: Annotated[
+        int | None, typer.Option(help="HTTP client processes (even shares).")
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of arrivals and prompts.")] = 0,
     out: Annotated[Path | None, typer.Option(help="Folder for the results.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
@@ -69,12 +74,13 @@ def sweep_command(
     TTFT p90 and concurrency, and writes result_summary.json (MLPerf Endpoints
     layout) under --out. infermeter results (unverified).
     """
-    from infermeter.cli.options import parse_key_values
+    from infermeter.cli.options import client_scale, parse_key_values
     from infermeter.runs.endpoint_sweep import SweepRequest, execute_sweep
     from infermeter.runs.load import LoadSpec
     from infermeter.runs.sweep import Limits
 
     options = parse_key_values(sut_opt, flag="--sut-opt")
+    options.update(client_scale(sut="openai", workers=workers))
     options.update(url=url, model=model, api=api)
     if api_key_env:
         options["api_key_env"] = api_key_env

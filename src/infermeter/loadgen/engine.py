@@ -103,6 +103,9 @@ class _PhaseRunner:
         self.timed_out = False
         self.start = 0
         self.crash: BaseException | None = None
+        # A SUT that sends at scheduled times itself (remote clients) asks for
+        # its queries this long before they are due.
+        self.ahead = max(0, int(getattr(sut, "issue_ahead_ns", 0) or 0))
 
     # -- issuing -------------------------------------------------------------------
     def issue(
@@ -143,14 +146,16 @@ class _PhaseRunner:
         self.origin[:] = rel + self.start
         q = 0
         while q < n:
-            due = int(self.origin[q])
-            if self.clock.now_ns() < due:
-                self.clock.sleep_until(due)
+            due = int(self.origin[q]) - self.ahead
+            if self.clock.now_ns() < due and self.clock.wait_for(
+                self.sink.stopped, due
+            ):
+                return
             now = self.clock.now_ns()
-            if self.limits_hit(q, now):
+            if self.limits_hit(q, now) or self.sink.stopped.is_set():
                 return
             window = self.origin[q : q + MAX_BATCH]
-            end = q + int(np.searchsorted(window, now, side="right"))
+            end = q + int(np.searchsorted(window, now + self.ahead, side="right"))
             if self.settings.max_query_count:
                 end = min(end, self.settings.max_query_count)
             if max_async and self.sink.issued - self.sink.done + (end - q) > max_async:
@@ -192,6 +197,8 @@ class _PhaseRunner:
     def wait_done(self, threshold: int) -> bool:
         timeout = self.settings.requested.completion_timeout_ns
         while not self.sink.arm(threshold):
+            if self.sink.stopped.is_set():
+                return False
             deadline = self.sink.last_progress_ns + timeout
             if self.clock.wait_for(self.sink.wake, deadline):
                 continue
@@ -209,7 +216,7 @@ class _PhaseRunner:
             else:
                 self.open_loop()
             self.sut.flush_queries()
-            if not self.timed_out:
+            if not (self.timed_out or self.sink.stopped.is_set()):
                 self.wait_done(self.sink.issued)
         except BaseException as exc:  # surfaced in the caller's thread
             self.crash = exc

@@ -27,6 +27,7 @@ from infermeter.loadgen.settings import (
     effective_settings,
 )
 from infermeter.runs.arrivals import arrival_times, count_for
+from infermeter.runs.client import scale_of
 from infermeter.runs.endpoints import PointMetrics, point_metrics
 from infermeter.runs.selfcert import CertBounds, ClientCertification, CpuMeter, certify
 from infermeter.runs.trace import Trace
@@ -93,7 +94,6 @@ def run_load(
     sample_count: int,
     clock: Clock | None = None,
     bounds: CertBounds | None = None,
-    workers: int = 1,
 ) -> LoadResult:
     """Warm up, run the point, and measure it (``sample_count`` distinct prompts)."""
     spec.validate()
@@ -108,7 +108,7 @@ def run_load(
         _phase(sut, warm, sample_count, clock)
         _reset(sut)
     started = dt.datetime.now(dt.UTC)
-    with CpuMeter() as cpu:
+    with CpuMeter.of(sut) as cpu:
         phase = _phase(sut, spec, sample_count, clock)
     cap = float(spec.concurrency) if spec.mode == "concurrency" else None
     rate = spec.rate if spec.mode == "rate" else None
@@ -121,7 +121,7 @@ def run_load(
         cpu_s=cpu.cpu_s,
         wall_s=cpu.wall_s,
         bounds=bounds,
-        workers=workers,
+        **scale_of(sut),
     )
     stats = sut.stats() if callable(getattr(sut, "stats", None)) else {}  # type: ignore[attr-defined]
     return LoadResult(spec, phase, metrics, cert, started, stats)

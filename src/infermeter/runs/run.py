@@ -144,7 +144,7 @@ def execute(
         options=dict(request.sut_options),
     )
     sampler = PowerSampler()  # NVML on GPUs, RAPL on CPUs, where readable
-    with _opened(create_sut(request.sut, context)) as sut, CpuMeter() as meter:
+    with _opened(create_sut(request.sut, context)) as sut, CpuMeter.of(sut) as meter:
         sampler.start()
         try:
             outcome = _run_engine(

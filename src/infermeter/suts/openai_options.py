@@ -130,6 +130,11 @@ class QSLPrompts:
     def __init__(self, qsl: Any) -> None:
         self._qsl = qsl
 
+    @property
+    def count(self) -> int:
+        """How many samples the QSL holds (for copying the prompts to client processes)."""
+        return int(self._qsl.total_sample_count)
+
     def prompt(self, index: int) -> Prompt:
         sample = self._qsl.sample(index)
         messages = getattr(sample, "messages", None)
