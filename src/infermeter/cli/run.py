@@ -25,6 +25,7 @@ Examples:
   infermeter run --benchmark resnet50 --scenario SingleStream --sut null --min-duration 1s
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --target-qps 4
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --workers 2
+  infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --ray --ray-actors 2
   infermeter run --user-conf user.conf --output-dir runs/my-run --json
   infermeter run --engine mlcommons --sut null --scenario Offline   # official LoadGen
 """
@@ -72,6 +73,19 @@ def run_command(
             help="HTTP client processes (openai and sim SUTs); each sends an even "
             "share of the requests. Started before the run's clock."
         ),
+    ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            metavar="[ADDRESS]",
+            help="Send the load from Ray actors (pip install 'infermeter\\[ray]'). "
+            "--ray alone: a private local cluster on 127.0.0.1; --ray auto: the "
+            "cluster `ray start` runs here; --ray HOST:6379 or ray://HOST:10001.",
+        ),
+    ] = None,
+    ray_actors: Annotated[
+        int | None,
+        typer.Option(help="Ray actors sending the load (default: one per node)."),
     ] = None,
     user_conf: Annotated[
         Path | None, typer.Option(help="MLPerf user.conf applied after mlperf.conf.")
@@ -158,7 +172,9 @@ def run_command(
     from infermeter.runs.run import RunRequest, execute
 
     options = parse_key_values(sut_opt, flag="--sut-opt")
-    options.update(client_scale(sut=sut, workers=workers))
+    options.update(
+        client_scale(sut=sut, workers=workers, ray=ray, ray_actors=ray_actors)
+    )
     for key, value in (
         ("url", url),
         ("model", model),

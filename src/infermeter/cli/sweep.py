@@ -21,6 +21,8 @@ Examples:
 
   infermeter sweep --url URL --model m --rates 2000,4000 --workers 2
 
+  infermeter sweep --url URL --model m --rates 2000,4000 --ray auto --ray-actors 8
+
   infermeter sweep --url URL --model m --search --ttft-ms 2000 --tpot-ms 200 --duration 30
 
   infermeter sweep --url URL --model m --replay --trace mooncake.jsonl --speed 2
@@ -64,6 +66,19 @@ def sweep_command(
     workers: Annotated[
         int | None, typer.Option(help="HTTP client processes (even shares).")
     ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            metavar="[ADDRESS]",
+            help="Send the load from Ray actors (pip install 'infermeter\\[ray]'). "
+            "--ray alone: a private local cluster on 127.0.0.1; --ray auto: the "
+            "cluster `ray start` runs here; --ray HOST:6379 or ray://HOST:10001.",
+        ),
+    ] = None,
+    ray_actors: Annotated[
+        int | None,
+        typer.Option(help="Ray actors sending the load (default: one per node)."),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of arrivals and prompts.")] = 0,
     out: Annotated[Path | None, typer.Option(help="Folder for the results.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
@@ -80,7 +95,9 @@ def sweep_command(
     from infermeter.runs.sweep import Limits
 
     options = parse_key_values(sut_opt, flag="--sut-opt")
-    options.update(client_scale(sut="openai", workers=workers))
+    options.update(
+        client_scale(sut="openai", workers=workers, ray=ray, ray_actors=ray_actors)
+    )
     options.update(url=url, model=model, api=api)
     if api_key_env:
         options["api_key_env"] = api_key_env

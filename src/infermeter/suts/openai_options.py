@@ -3,7 +3,7 @@
 Options (all ``key=value``): url, model, api, stream, max_tokens, temperature,
 ignore_eos, min_tokens, include_usage, extra_body (JSON), tokenizer,
 connect_timeout, first_token_timeout, timeout (seconds), max_connections,
-max_in_flight, uvloop, api_key_env, api_key_file.
+max_in_flight, uvloop, api_key_env, api_key_file, workers, ray, ray_actors.
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ KNOWN = [
     "api_key_env",
     "api_key_file",
     "workers",
+    "ray",
+    "ray_actors",
 ]
 
 
@@ -73,6 +75,8 @@ def config_from_options(options: dict[str, str]) -> tuple[OpenAIConfig, ApiKey |
         tokenizer_file=options.get("tokenizer"),
         use_uvloop=o.flag("uvloop", True),
         workers=o.integer("workers") or 1,
+        ray=options.get("ray") or None,
+        ray_actors=o.integer("ray_actors") or 0,
     )
     config.validate()
     key = ApiKey.load(env=options.get("api_key_env"), file=options.get("api_key_file"))

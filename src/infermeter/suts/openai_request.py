@@ -96,6 +96,10 @@ class OpenAIConfig:
     tokenizer_file: str | None = None
     use_uvloop: bool = True
     workers: int = 1
+    # Ray actors as the clients: the cluster address ("local", "auto", HOST:PORT)
+    # and how many (0 = one per node).
+    ray: str | None = None
+    ray_actors: int = 0
 
     def validate(self) -> None:
         if self.api not in APIS:

@@ -148,10 +148,14 @@ class RemoteClientSUT:
         self.issue_ahead_ns = transport.issue_ahead_ns
         identities = transport.start()  # before the run's clock: start-up is untimed
         local = _local_boot_id()
-        self._clients = [
-            _Client(identity, self._sync(i, identity, local))
-            for i, identity in enumerate(identities)
-        ]
+        try:
+            self._clients = [
+                _Client(identity, self._sync(i, identity, local))
+                for i, identity in enumerate(identities)
+            ]
+        except BaseException:
+            transport.close()
+            raise
         self.workers = len(self._clients)
         self._sink: CompletionSink | None = None
         self._lock = threading.Lock()
