@@ -60,13 +60,10 @@ class MonotonicClock:
             pass
 
     def wait_for(self, event: threading.Event, deadline_ns: int) -> bool:
-        # Like sleep_until: wait on the event, then spin the last stretch.
         remaining = deadline_ns - time.perf_counter_ns()
-        if remaining > SPIN_NS and event.wait((remaining - SPIN_NS) / 1e9):
-            return True
-        while time.perf_counter_ns() < deadline_ns and not event.is_set():
-            pass
-        return event.is_set()
+        if remaining <= 0:
+            return event.is_set()
+        return event.wait(remaining / 1e9)
 
     def call_at(self, deadline_ns: int, fn: Callable[[], None]) -> None:
         with self._cond:

@@ -26,6 +26,8 @@ Examples:
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --target-qps 4
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --workers 2
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --ray --ray-actors 2
+  infermeter run --sut openai --url http://127.0.0.1:8001/v1 --url http://127.0.0.1:8002/v1 \
+                 --routing prefix --model m --target-qps 4    # a fleet of two replicas
   infermeter run --user-conf user.conf --output-dir runs/my-run --json
   infermeter run --engine mlcommons --sut null --scenario Offline   # official LoadGen
 """
@@ -56,7 +58,17 @@ def run_command(
         list[str], typer.Option("--sut-opt", help="SUT option key=value (repeatable).")
     ] = [],  # noqa: B006
     url: Annotated[
-        str | None, typer.Option(help="Endpoint base URL (openai SUT).")
+        list[str],
+        typer.Option(
+            help="Endpoint base URL (openai SUT); repeat it, one per replica, for a fleet."
+        ),
+    ] = [],  # noqa: B006 - typer needs a literal default
+    routing: Annotated[
+        str | None,
+        typer.Option(
+            help="Fleet routing over the --url replicas: round-robin, "
+            "least-outstanding or prefix (KV-aware)."
+        ),
     ] = None,
     model: Annotated[
         str | None, typer.Option(help="Model name sent to the endpoint (openai SUT).")
@@ -141,6 +153,13 @@ def run_command(
     output_len: Annotated[
         str | None, typer.Option(help="Synthetic output lengths (same forms).")
     ] = None,
+    prompts: Annotated[
+        str | None,
+        typer.Option(
+            help="Synthetic prompt shape: random, shared-prefix:GROUPS:TOKENS "
+            "(shared system prompts) or multi-turn:TURNS (growing conversations)."
+        ),
+    ] = None,
     dataset_seed: Annotated[int, typer.Option(help="Seed of synthetic data.")] = 0,
     output_dir: Annotated[
         Path | None, typer.Option(help="Write the run folder exactly here.")
@@ -160,6 +179,13 @@ def run_command(
     json_output: Annotated[
         bool, typer.Option("--json", help="Print run.json instead of the summary.")
     ] = False,
+    preflight: Annotated[
+        bool,
+        typer.Option(
+            help="Check an openai endpoint (reachable, model, stream shape) "
+            "before sending load."
+        ),
+    ] = True,
 ) -> None:
     """Run a benchmark under MLPerf rules and print its verdict.
 
@@ -176,7 +202,8 @@ def run_command(
         client_scale(sut=sut, workers=workers, ray=ray, ray_actors=ray_actors)
     )
     for key, value in (
-        ("url", url),
+        ("url", ",".join(url) if url else None),
+        ("routing", routing),
         ("model", model),
         ("api", api),
         ("api_key_env", api_key_env),
@@ -219,12 +246,14 @@ def run_command(
             seed=dataset_seed,
             input_len=input_len,
             output_len=output_len,
+            prompts=prompts,
         ),
         total_sample_count=total_sample_count,
         output_dir=output_dir,
         trace=trace,
         store=store,
         engine=engine,
+        preflight=preflight,
     )
     report = print_run(request, execute, json_output=json_output)
     valid = report.outcome.valid

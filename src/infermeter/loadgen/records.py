@@ -110,7 +110,9 @@ class Sink:
         self.last_progress_ns = clock.now_ns()
         self._wake_at = 1 << 62
         self.wake = threading.Event()
-        self.stopped = threading.Event()  # set by ``abort``: the phase ends now
+        # Set to wake the issue loop early: by ``abort``, or by a stop signal.
+        self.interrupt = threading.Event()
+        self.aborted = False  # ``abort`` was called: the phase ends now
         self.errors: Counter[str] = Counter()
         self.response_data: dict[int, bytes] = {}
         self.token_data: dict[int, bytes] = {}
@@ -122,7 +124,7 @@ class Sink:
             if self.done >= threshold:
                 return True
             self._wake_at = threshold
-            if not self.stopped.is_set():
+            if not self.aborted:
                 self.wake.clear()
             return False
 
@@ -134,7 +136,8 @@ class Sink:
         """
         with self._lock:
             self._error(reason, 1)
-            self.stopped.set()
+            self.aborted = True
+            self.interrupt.set()
             self.wake.set()
 
     def mark_issued(self, ids: IdArray, at_ns: Stamps) -> None:

@@ -244,9 +244,8 @@ class MultiProcessHttpSUT(RemoteClientSUT):
         clock: Clock | None = None,
     ) -> None:
         config.validate()
-        self.config = config
         self.transport = ProcessTransport(config, prompts, api_key)
-        super().__init__(self.transport, clock=clock)
+        super().__init__(self.transport, config, clock=clock)
 
     def __enter__(self) -> MultiProcessHttpSUT:
         return self

@@ -93,7 +93,7 @@ class AgentActor:
     def now(self) -> int:
         return time.perf_counter_ns()
 
-    def report(self) -> tuple[IdArray, IdArray, dict[str, Any]]:
+    def report(self) -> dict[str, Any]:
         return self._agent.report()
 
     def cpu(self) -> float:
@@ -300,11 +300,10 @@ class RayHttpSUT(RemoteClientSUT):
         clock: Clock | None = None,
     ) -> None:
         config.validate()
-        self.config = config
         self.transport = RayTransport(
             config, prompts, api_key, address=address, actors=actors
         )
-        super().__init__(self.transport, clock=clock)
+        super().__init__(self.transport, config, clock=clock)
 
     def __enter__(self) -> RayHttpSUT:
         return self

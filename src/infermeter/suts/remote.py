@@ -24,6 +24,7 @@ import numpy as np
 from infermeter.clock import Clock, MonotonicClock
 from infermeter.errors import ConfigError, SUTError
 from infermeter.loadgen.interfaces import CompletionSink, IdArray, QueryBatch
+from infermeter.suts.openai_request import OpenAIConfig
 from infermeter.suts.remote_agent import Event
 
 PINGS = 16
@@ -129,8 +130,15 @@ class _Client:
     identity: dict[str, Any]
     sync: ClockSync
     outstanding: set[int] = field(default_factory=set)
-    final: tuple[IdArray, IdArray, dict[str, Any]] | None = None
+    final: dict[str, Any] | None = None  # the agent's last report
     lost: str | None = None
+
+
+class RemoteReachability:
+    """What the run's guard hooks on: any client's endpoint gone unreachable."""
+
+    def __init__(self) -> None:
+        self.on_unreachable: Callable[[str], None] | None = None
 
 
 class RemoteClientSUT:
@@ -138,13 +146,21 @@ class RemoteClientSUT:
 
     name = "openai"
 
-    def __init__(self, transport: Transport, *, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        transport: Transport,
+        config: OpenAIConfig,
+        *,
+        clock: Clock | None = None,
+    ) -> None:
         if clock is not None and not isinstance(clock, MonotonicClock):
             raise ConfigError(
                 "Remote clients (--workers > 1, --ray) need the real clock, "
                 "not a virtual one"
             )
         self._transport = transport
+        self.config = config
+        self.reachability = RemoteReachability()
         self.issue_ahead_ns = transport.issue_ahead_ns
         identities = transport.start()  # before the run's clock: start-up is untimed
         local = _local_boot_id()
@@ -175,6 +191,15 @@ class RemoteClientSUT:
         if shared and abs(offset) > uncertainty:
             shared = False
         return ClockSync(0 if shared else offset, uncertainty, shared)
+
+    @property
+    def streams(self) -> bool:
+        """False when answers come whole: then no first-token time is measured."""
+        return self.config.stream
+
+    def params(self) -> dict[str, Any]:
+        """The effective request settings, for run.json (no secret)."""
+        return self.config.params()
 
     # -- SystemUnderTest -------------------------------------------------
     def issue_query(self, batch: QueryBatch, sink: CompletionSink) -> None:
@@ -263,12 +288,14 @@ class RemoteClientSUT:
             elif kind == "x":
                 sink.fail(np.array([event[1]], dtype=np.int64), event[3])
                 finished.append(event[1])
+            elif kind == "u" and self.reachability.on_unreachable is not None:
+                self.reachability.on_unreachable(event[1])
         if finished:
             with self._lock:
                 client.outstanding.difference_update(finished)
 
     # -- results ---------------------------------------------------------
-    def _reports(self) -> list[tuple[IdArray, IdArray, dict[str, Any]]]:
+    def _reports(self) -> list[dict[str, Any]]:
         out = []
         for i, client in enumerate(self._clients):
             if client.final is not None:
@@ -276,24 +303,33 @@ class RemoteClientSUT:
             elif client.lost is None and not self._closed:
                 out.append(self._transport.call(i, "report"))
             else:
-                out.append((np.zeros(0, np.int64), np.zeros(0, np.int64), {}))
+                out.append({})
         return out
 
     def send_times(self) -> tuple[IdArray, IdArray]:
         """(ids, coordinator-clock ns) each request left its client."""
-        parts = self._reports()
-        ids = [np.asarray(p[0], dtype=np.int64) for p in parts]
-        sent = [
-            np.asarray(p[1], dtype=np.int64) + c.sync.offset_ns
-            for p, c in zip(parts, self._clients, strict=True)
-        ]
-        if not ids:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        ids, sent = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+        for part, client in zip(self._reports(), self._clients, strict=True):
+            if "ids" in part:
+                ids.append(np.asarray(part["ids"], dtype=np.int64))
+                sent.append(
+                    np.asarray(part["sent"], dtype=np.int64) + client.sync.offset_ns
+                )
         return np.concatenate(ids), np.concatenate(sent)
+
+    def routes(self) -> tuple[IdArray, IdArray] | None:
+        """(ids, replica index) of every routed request; None for one endpoint."""
+        parts = [p["routes"] for p in self._reports() if p.get("routes") is not None]
+        if not parts:
+            return None
+        return (
+            np.concatenate([np.asarray(r[0], dtype=np.int64) for r in parts]),
+            np.concatenate([np.asarray(r[1], dtype=np.int64) for r in parts]),
+        )
 
     def stats(self) -> dict[str, Any]:
         """Summed counters, and per client: counts, where it ran and its clock offset."""
-        parts = [p[2] for p in self._reports()]
+        parts = [p.get("stats", {}) for p in self._reports()]
         total = merge_stats(parts)
         total["workers"] = len(self._clients)
         total["transport"] = self._transport.kind
@@ -323,7 +359,7 @@ class RemoteClientSUT:
         total = 0.0
         for i, client in enumerate(self._clients):
             if client.final is not None:
-                total += float(client.final[2].get("cpu_s", 0.0))
+                total += float(client.final.get("cpu_s", 0.0))
             elif client.lost is None and not self._closed:
                 total += float(self._transport.call(i, "cpu"))
         return total

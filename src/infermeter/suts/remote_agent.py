@@ -8,7 +8,8 @@ failures, each stamped with ``perf_counter_ns`` (the agent's clock). The
 coordinator (``suts/remote.py``) converts those stamps to its own clock.
 
 Events are tuples: ``("i", ids, t)``, ``("f", id, t)``,
-``("c", id, t, n_tokens, data)``, ``("x", id, t, reason)``.
+``("c", id, t, n_tokens, data)``, ``("x", id, t, reason)``, and
+``("u", reason)`` when the endpoint became unreachable.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from infermeter.suts.openai_request import ApiKey, OpenAIConfig
 from infermeter.suts.prompts import Prompt, PromptSource
 
 Event = tuple[Any, ...]
+WAKE_MARGIN_NS = 2_000_000
 Emit = Callable[[list[Event]], None]
 
 
@@ -150,11 +152,16 @@ class RemoteAgent:
     ) -> None:
         from infermeter.suts.openai_http import OpenAIHttpSUT
 
-        single = dataclasses.replace(config, workers=1)
+        single = dataclasses.replace(config, workers=1, ray=None)
         key = ApiKey(api_key) if api_key else None
         self.sink = _ForwardSink(emit)
         self.sut = OpenAIHttpSUT(single, prompts, api_key=key)
         self.sink.loop = self.sut.loop
+        # An endpoint that stops accepting connections ends the run (the coordinator
+        # hands this on to the engine's stop signal).
+        self.sut.reachability.on_unreachable = lambda reason: self.sink.push(
+            ("u", reason)
+        )
         self._clock = MonotonicClock()
         self._heap: list[tuple[int, int, int, bool]] = []
         self._lock = threading.Lock()
@@ -191,11 +198,14 @@ class RemoteAgent:
                 # Cleared under the lock: a slice submitted after this read wakes the wait.
                 self._more.clear()
                 due = self._heap[0][0] if self._heap else None
+            now = time.perf_counter_ns()
             if due is None:
                 self._more.wait(0.5)
-            elif time.perf_counter_ns() < due:
-                self._clock.wait_for(self._more, due)
+            elif due - now > WAKE_MARGIN_NS:
+                # An earlier slice wakes this wait; the last stretch is slept precisely.
+                self._clock.wait_for(self._more, due - WAKE_MARGIN_NS)
             else:
+                self._clock.sleep_until(due)
                 self._issue_due()
 
     def _issue_due(self) -> None:
@@ -218,12 +228,16 @@ class RemoteAgent:
         self.sink.push(("i", ids, time.perf_counter_ns()))
         self.sut.issue_query(batch, self.sink)
 
-    def report(self) -> tuple[IdArray, IdArray, dict[str, Any]]:
-        """(ids, agent-clock ns) each request left, and the client's counters."""
+    def report(self) -> dict[str, Any]:
+        """Send times (ids, agent-clock ns), counters, CPU and fleet routes."""
         ids, sent = self.sut.send_times()
-        stats = self.sut.stats()
-        stats["cpu_s"] = process_cpu_s()
-        return ids, sent, stats
+        return {
+            "ids": ids,
+            "sent": sent,
+            "stats": self.sut.stats(),
+            "cpu_s": process_cpu_s(),
+            "routes": self.sut.routes(),
+        }
 
     def reset(self) -> None:
         self.sut.reset_records()

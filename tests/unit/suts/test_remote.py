@@ -15,6 +15,7 @@ from infermeter.loadgen.engine import run_phase
 from infermeter.loadgen.schedule import Schedule
 from infermeter.loadgen.settings import RunSettings, Scenario, effective_settings
 from infermeter.runs.selfcert import CpuMeter, certify
+from infermeter.suts.openai_request import OpenAIConfig
 from infermeter.suts.remote import (
     ClientLost,
     ClockSync,
@@ -25,6 +26,7 @@ from infermeter.suts.remote import (
 from infermeter.testing import ManualClock
 
 MS = 1_000_000
+CONFIG = OpenAIConfig(url="http://127.0.0.1:9/v1", model="m")
 
 
 class EchoTransport:
@@ -71,17 +73,8 @@ class EchoTransport:
             return self.cpu[client]
         if op == "report":
             n = len(self.submitted[client])
-            return (
-                np.zeros(0, np.int64),
-                np.zeros(0, np.int64),
-                {
-                    "requests": n,
-                    "completed": n,
-                    "failed": 0,
-                    "failure_reasons": {},
-                    "cpu_s": 1.0,
-                },
-            )
+            stats = {"requests": n, "completed": n, "failed": 0, "failure_reasons": {}}
+            return {"ids": [], "sent": [], "stats": stats, "cpu_s": 1.0, "routes": None}
         return None
 
     def receive(self, timeout_s: float) -> list[tuple[int, list[Any]]]:
@@ -119,7 +112,7 @@ def _phase(sut: RemoteClientSUT, times_ms: list[float]) -> Any:
 def test_samples_go_to_client_id_mod_n_and_stamps_come_back_in_one_time_base() -> None:
     skew = 7_000 * MS  # client 1's clock is 7 s behind
     transport = EchoTransport([0, skew])
-    with RemoteClientSUT(transport) as sut:
+    with RemoteClientSUT(transport, CONFIG) as sut:
         phase = _phase(sut, [i * 0.5 for i in range(40)])
         stats = sut.stats()
     assert transport.submitted == [list(range(0, 40, 2)), list(range(1, 40, 2))]
@@ -145,7 +138,7 @@ def test_a_lost_client_fails_its_samples_and_ends_the_phase_with_its_error() -> 
     transport.submit = lambda client, ids, *a: (  # type: ignore[method-assign]
         transport.submitted[client].extend(ids.tolist())
     )  # nothing ever completes
-    with RemoteClientSUT(transport) as sut:
+    with RemoteClientSUT(transport, CONFIG) as sut:
         threading.Timer(
             0.3, lambda: setattr(transport, "lost", ClientLost(1, "killed by signal 9"))
         ).start()
@@ -165,7 +158,7 @@ def test_clients_on_the_same_kernel_need_no_correction() -> None:
     from infermeter.suts.remote_agent import host_identity
 
     boot = str(host_identity()["boot_id"])
-    with RemoteClientSUT(EchoTransport([0, 0], boot_id=boot)) as sut:
+    with RemoteClientSUT(EchoTransport([0, 0], boot_id=boot), CONFIG) as sut:
         assert sut.clock_error_bound_ns() == 0
         clocks = [c["clock"] for c in sut.stats()["clients"]]
     assert all(c["shared_clock"] and c["offset_ns"] == 0 for c in clocks)
@@ -218,4 +211,4 @@ def test_merge_stats_adds_counters_and_merges_reasons() -> None:
 
 def test_remote_clients_refuse_a_virtual_clock() -> None:
     with pytest.raises(ConfigError, match="real clock"):
-        RemoteClientSUT(EchoTransport([0]), clock=ManualClock())  # type: ignore[arg-type]
+        RemoteClientSUT(EchoTransport([0]), CONFIG, clock=ManualClock())  # type: ignore[arg-type]

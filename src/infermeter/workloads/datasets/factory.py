@@ -11,18 +11,20 @@ from infermeter.workloads.benchmark import Benchmark
 from infermeter.workloads.datasets import formats, tables
 from infermeter.workloads.datasets.base import DatasetQSL, SampleSource
 from infermeter.workloads.datasets.lengths import LengthSpec, fixed
+from infermeter.workloads.datasets.shapes import PromptShape
 from infermeter.workloads.datasets.synthetic import (
+    SyntheticConversations,
     SyntheticImages,
     SyntheticPrompts,
     SyntheticSquad,
 )
+from infermeter.workloads.datasets.synthetic_media import media_source
 from infermeter.workloads.datasets.tokenizer import (
     Tokenizer,
     check_tokenizer_matches,
     load_tokenizer,
 )
 
-VISION_FORMATS = ("imagenet", "openimages", "kits19")
 SYNTHETIC_TEXT_SAMPLES = 1024
 SYNTHETIC_IMAGE_SAMPLES = 128
 
@@ -40,6 +42,7 @@ class DatasetOptions:
     output_len: LengthSpec | None = None
     shared_prefix_tokens: int = 0
     num_prefixes: int = 1
+    conversation_turns: int = 0  # > 0: multi-turn conversations (--prompts)
     image_dir: Path | None = None
 
 
@@ -118,21 +121,82 @@ def build_qsl(
 def _synthetic(
     bench: Benchmark, opts: DatasetOptions, tokenizer: Tokenizer | None
 ) -> SampleSource:
-    if bench.dataset_format in VISION_FORMATS:
-        return SyntheticImages(opts.samples or SYNTHETIC_IMAGE_SAMPLES, seed=opts.seed)
+    shape = bench.synthetic_shape or None
+    if bench.dataset_format == "imagenet":
+        return SyntheticImages(
+            opts.samples or SYNTHETIC_IMAGE_SAMPLES,
+            seed=opts.seed,
+            **({"shape": shape} if shape else {}),
+        )
+    media = media_source(
+        bench.dataset_format, count=opts.samples, shape=shape, seed=opts.seed
+    )
+    if media is not None:
+        return media
     count = opts.samples or min(
         bench.performance_sample_count or SYNTHETIC_TEXT_SAMPLES, SYNTHETIC_TEXT_SAMPLES
     )
     if bench.dataset_format == "squad":
         return SyntheticSquad(count, seed=opts.seed)
+    input_len = opts.input_len or fixed(bench.synthetic_input_tokens or 128)
+    output_len = opts.output_len or fixed(bench.synthetic_output_tokens or 128)
+    if opts.conversation_turns:
+        return SyntheticConversations(
+            count,
+            turns=opts.conversation_turns,
+            input_len=input_len,
+            output_len=output_len,
+            seed=opts.seed,
+            tokenizer=tokenizer,
+        )
     return SyntheticPrompts(
         count,
-        input_len=opts.input_len or fixed(bench.synthetic_input_tokens or 128),
-        output_len=opts.output_len or fixed(bench.synthetic_output_tokens or 128),
+        input_len=input_len,
+        output_len=output_len,
         seed=opts.seed,
         tokenizer=tokenizer,
         shared_prefix_tokens=opts.shared_prefix_tokens,
         num_prefixes=opts.num_prefixes,
+    )
+
+
+def prompt_shape_of(opts: DatasetOptions) -> PromptShape:
+    """The ``--prompts`` shape ``opts`` asks for."""
+    if opts.conversation_turns:
+        return PromptShape("multi-turn", turns=opts.conversation_turns)
+    if opts.shared_prefix_tokens:
+        return PromptShape(
+            "shared-prefix",
+            groups=opts.num_prefixes,
+            prefix_tokens=opts.shared_prefix_tokens,
+        )
+    return PromptShape()
+
+
+def synthetic_text(
+    count: int,
+    shape: PromptShape,
+    *,
+    input_len: LengthSpec,
+    output_len: LengthSpec,
+    seed: int = 0,
+) -> SampleSource:
+    """Synthetic LLM prompts of ``shape`` (for load tools without a benchmark)."""
+    if shape.kind == "multi-turn":
+        return SyntheticConversations(
+            count,
+            turns=shape.turns,
+            input_len=input_len,
+            output_len=output_len,
+            seed=seed,
+        )
+    return SyntheticPrompts(
+        count,
+        input_len=input_len,
+        output_len=output_len,
+        seed=seed,
+        shared_prefix_tokens=shape.prefix_tokens,
+        num_prefixes=shape.groups,
     )
 
 
@@ -188,4 +252,12 @@ def describe(qsl: DatasetQSL) -> dict[str, object]:
     }
 
 
-__all__ = ["FORMATS", "DatasetOptions", "build_qsl", "describe", "sniff_format"]
+__all__ = [
+    "FORMATS",
+    "DatasetOptions",
+    "build_qsl",
+    "describe",
+    "prompt_shape_of",
+    "sniff_format",
+    "synthetic_text",
+]
