@@ -10,6 +10,7 @@ import typer
 from infermeter.cli.main import EXIT_INVALID, EXIT_OK, app
 from infermeter.cli.options import (
     dataset_options,
+    metrics_urls,
     parse_duration_ms,
     parse_duration_ns,
     parse_key_values,
@@ -23,8 +24,11 @@ Examples:
   infermeter run --sut fake --scenario Offline --min-duration 5s
   infermeter run --benchmark resnet50 --scenario SingleStream --sut null --min-duration 1s
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --target-qps 4
+  infermeter run --sut openai --url http://127.0.0.1:8001/v1 --url http://127.0.0.1:8002/v1 \
+                 --routing prefix --model m --target-qps 4    # a fleet of two replicas
   infermeter run --user-conf user.conf --output-dir runs/my-run --json
   infermeter run --engine mlcommons --sut null --scenario Offline   # official LoadGen
+  infermeter run --metrics-url off                 # do not scrape the server's /metrics
 """
 
 
@@ -53,7 +57,17 @@ def run_command(
         list[str], typer.Option("--sut-opt", help="SUT option key=value (repeatable).")
     ] = [],  # noqa: B006
     url: Annotated[
-        str | None, typer.Option(help="Endpoint base URL (openai SUT).")
+        list[str],
+        typer.Option(
+            help="Endpoint base URL (openai SUT); repeat it, one per replica, for a fleet."
+        ),
+    ] = [],  # noqa: B006 - typer needs a literal default
+    routing: Annotated[
+        str | None,
+        typer.Option(
+            help="Fleet routing over the --url replicas: round-robin, "
+            "least-outstanding or prefix (KV-aware)."
+        ),
     ] = None,
     model: Annotated[
         str | None, typer.Option(help="Model name sent to the endpoint (openai SUT).")
@@ -118,6 +132,13 @@ def run_command(
     output_len: Annotated[
         str | None, typer.Option(help="Synthetic output lengths (same forms).")
     ] = None,
+    prompts: Annotated[
+        str | None,
+        typer.Option(
+            help="Synthetic prompt shape: random, shared-prefix:GROUPS:TOKENS "
+            "(shared system prompts) or multi-turn:TURNS (growing conversations)."
+        ),
+    ] = None,
     dataset_seed: Annotated[int, typer.Option(help="Seed of synthetic data.")] = 0,
     output_dir: Annotated[
         Path | None, typer.Option(help="Write the run folder exactly here.")
@@ -134,9 +155,26 @@ def run_command(
             help="native, or mlcommons: the official LoadGen (pip install mlcommons-loadgen)."
         ),
     ] = "native",
+    metrics_url: Annotated[
+        list[str],
+        typer.Option(
+            help="Prometheus /metrics to scrape during the run (repeatable; 'off': "
+            "none). Default: each endpoint's own /metrics, where it answers."
+        ),
+    ] = [],  # noqa: B006 - typer needs a literal default
+    metrics_interval: Annotated[
+        str, typer.Option(help="How often to scrape server metrics, e.g. 1s, 500ms.")
+    ] = "1s",
     json_output: Annotated[
         bool, typer.Option("--json", help="Print run.json instead of the summary.")
     ] = False,
+    preflight: Annotated[
+        bool,
+        typer.Option(
+            help="Check an openai endpoint (reachable, model, stream shape) "
+            "before sending load."
+        ),
+    ] = True,
 ) -> None:
     """Run a benchmark under MLPerf rules and print its verdict.
 
@@ -150,7 +188,8 @@ def run_command(
 
     options = parse_key_values(sut_opt, flag="--sut-opt")
     for key, value in (
-        ("url", url),
+        ("url", ",".join(url) if url else None),
+        ("routing", routing),
         ("model", model),
         ("api", api),
         ("api_key_env", api_key_env),
@@ -193,12 +232,19 @@ def run_command(
             seed=dataset_seed,
             input_len=input_len,
             output_len=output_len,
+            prompts=prompts,
         ),
         total_sample_count=total_sample_count,
         output_dir=output_dir,
         trace=trace,
         store=store,
         engine=engine,
+        metrics_urls=metrics_urls(metrics_url),
+        metrics_interval_s=parse_duration_ns(
+            metrics_interval, flag="--metrics-interval"
+        )
+        / 1e9,
+        preflight=preflight,
     )
     report = print_run(request, execute, json_output=json_output)
     valid = report.outcome.valid

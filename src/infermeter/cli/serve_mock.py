@@ -35,6 +35,13 @@ def serve_mock_command(
     slow_first_byte_rate: Rate = 0.0,
     slow_first_byte_s: Annotated[float, typer.Option(min=0.0)] = 0.5,
     seed: Annotated[int, typer.Option(help="Seed of timings and faults.")] = 0,
+    style: Annotated[
+        str,
+        typer.Option(
+            help="openai, or llama.cpp: no usage in streams, empty-text chunks "
+            "for split UTF-8 characters, finish-only last chunk."
+        ),
+    ] = "openai",
     workers: Annotated[
         int, typer.Option(min=1, help="Server processes sharing the port.")
     ] = 1,
@@ -54,6 +61,8 @@ def serve_mock_command(
       infermeter serve-mock --mode timed --ttft normal:0.2,0.02 --itl const:0.02
 
       infermeter serve-mock --mode faults --error-rate 0.05 --reset-rate 0.02
+
+      infermeter serve-mock --mode timed --style llama.cpp --port 8001
     """
     faults = FaultConfig(
         error_rate=error_rate,
@@ -71,11 +80,14 @@ def serve_mock_command(
         output_tokens=output_tokens,
         faults=faults,
         seed=seed,
+        style=style,
     )
+
+    shown = mode if style == "openai" else f"{mode}, {style} style"
 
     def announce(bound: int) -> None:
         err_console.print(
-            f"mock server ({mode}) on http://{host}:{bound}/v1, {workers} process(es)",
+            f"mock server ({shown}) on http://{host}:{bound}/v1, {workers} process(es)",
             markup=False,
         )
 

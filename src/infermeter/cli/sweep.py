@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from infermeter.cli.main import app
+from infermeter.cli.main import app, err_console
 
 EXAMPLES = """
 Examples:
@@ -22,6 +22,8 @@ Examples:
   infermeter sweep --url URL --model m --search --ttft-ms 2000 --tpot-ms 200 --duration 30
 
   infermeter sweep --url URL --model m --replay --trace mooncake.jsonl --speed 2
+
+  infermeter sweep --url URL1 --url URL2 --routing prefix --model m --rates 5,10
 """
 
 
@@ -31,8 +33,17 @@ def _split(text: str | None) -> list[float]:
 
 @app.command("sweep", epilog=EXAMPLES)
 def sweep_command(
-    url: Annotated[str, typer.Option(help="Endpoint base URL, e.g. http://h:8000/v1.")],
+    url: Annotated[
+        list[str],
+        typer.Option(
+            help="Endpoint base URL, e.g. http://h:8000/v1; repeat it, one per replica."
+        ),
+    ],
     model: Annotated[str, typer.Option(help="Model name sent to the endpoint.")],
+    routing: Annotated[
+        str,
+        typer.Option(help="Fleet routing: round-robin, least-outstanding, prefix."),
+    ] = "round-robin",
     api: Annotated[str, typer.Option(help="completions or chat.")] = "completions",
     api_key_env: Annotated[
         str | None, typer.Option(help="Env var with the key.")
@@ -57,10 +68,23 @@ def sweep_command(
     warmup: Annotated[int, typer.Option(help="Warm-up requests per point.")] = 0,
     input_tokens: Annotated[int, typer.Option(help="Synthetic prompt words.")] = 128,
     output_tokens: Annotated[int, typer.Option(help="max_tokens per request.")] = 128,
+    prompts: Annotated[
+        str,
+        typer.Option(
+            help="Prompt shape: random, shared-prefix:GROUPS:TOKENS, multi-turn:TURNS."
+        ),
+    ] = "random",
     trace: Annotated[Path | None, typer.Option(help="JSONL trace for prompts.")] = None,
     sut_opt: Annotated[list[str], typer.Option("--sut-opt", help="key=value.")] = [],  # noqa: B006
     seed: Annotated[int, typer.Option(help="Seed of arrivals and prompts.")] = 0,
     out: Annotated[Path | None, typer.Option(help="Folder for the results.")] = None,
+    metrics_url: Annotated[
+        list[str],
+        typer.Option(help="Prometheus /metrics to scrape per point ('off': none)."),
+    ] = [],  # noqa: B006 - typer needs a literal default
+    metrics_interval: Annotated[
+        str, typer.Option(help="How often to scrape server metrics.")
+    ] = "1s",
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Run load points over concurrency levels or rates; print the curve and Pareto set.
@@ -69,13 +93,13 @@ def sweep_command(
     TTFT p90 and concurrency, and writes result_summary.json (MLPerf Endpoints
     layout) under --out. infermeter results (unverified).
     """
-    from infermeter.cli.options import parse_key_values
+    from infermeter.cli.options import metrics_urls, parse_duration_ns, parse_key_values
     from infermeter.runs.endpoint_sweep import SweepRequest, execute_sweep
     from infermeter.runs.load import LoadSpec
     from infermeter.runs.sweep import Limits
 
     options = parse_key_values(sut_opt, flag="--sut-opt")
-    options.update(url=url, model=model, api=api)
+    options.update(url=",".join(url), model=model, api=api, routing=routing)
     if api_key_env:
         options["api_key_env"] = api_key_env
     base = LoadSpec(
@@ -98,10 +122,18 @@ def sweep_command(
         limits=Limits(ttft_ms=ttft_ms, tpot_ms=tpot_ms, percentile=percentile),
         input_tokens=input_tokens,
         output_tokens=output_tokens,
+        prompts=prompts,
         trace=trace,
         out_dir=out,
+        metrics_urls=metrics_urls(metrics_url),
+        metrics_interval_s=parse_duration_ns(
+            metrics_interval, flag="--metrics-interval"
+        )
+        / 1e9,
     )
     result = execute_sweep(request)
+    for note in request.notes:
+        err_console.print(f"info: {note}", markup=False)
     if json_output:
         typer.echo(
             json.dumps(

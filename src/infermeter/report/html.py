@@ -18,9 +18,10 @@ from typing import Any
 import jinja2
 import numpy as np
 
-from infermeter.report import charts
+from infermeter.report import charts, server_charts
 from infermeter.report.model import RunLike
 from infermeter.report.sweep import sweep_points
+from infermeter.throughput import definition, format_rate
 
 UNVERIFIED = "infermeter result (unverified): not verified by MLCommons Association"
 MAX_RESPONSES = 5
@@ -55,20 +56,27 @@ def _ms(values: np.ndarray) -> np.ndarray:
 
 def _run_charts(run: RunLike, prefix: str) -> list[dict[str, Any]]:
     rec = run.records
+    if not rec.ok.any():  # nothing completed: no empty axes, the failures say why
+        return []
     tokens = "tokens_per_second" in (run.meta.get("metrics") or {})
     latency = {"latency": _ms(rec.latency_ns())}
     figures = [
         charts.cdf(latency, "Latency CDF", "ms"),
         charts.histogram(latency, "Latency histogram", "ms"),
     ]
-    if tokens:
-        figures.append(charts.histogram({"TTFT": _ms(rec.ttft_ns())}, "TTFT", "ms"))
-        figures.append(charts.histogram({"TPOT": rec.tpot_ns() / 1e6}, "TPOT", "ms"))
+    ttft, tpot = _ms(rec.ttft_ns()), rec.tpot_ns() / 1e6
+    if tokens and ttft.size:  # answers that were not streamed have no TTFT
+        figures.append(charts.histogram({"TTFT": ttft}, "TTFT", "ms"))
+    if tokens and tpot.size:
+        figures.append(charts.histogram({"TPOT": tpot}, "TPOT", "ms"))
     figures += [
         charts.throughput_over_time(rec, tokens),
         charts.in_flight_over_time(rec),
-        charts.issue_lateness(rec),
     ]
+    scraped = server_charts.load(run.path)
+    if scraped is not None:  # the server's view, next to the client's
+        figures += server_charts.figures(scraped)
+    figures.append(charts.issue_lateness(rec))
     return [{"id": f"{prefix}-{i}", "figure": f} for i, f in enumerate(figures)]
 
 
@@ -98,12 +106,35 @@ def _failures(run: RunLike) -> list[tuple[str, int]]:
     ]
 
 
-def _metric_rows(metrics: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _number(key: str, value: float) -> str:
+    if isinstance(value, int):
+        return f"{value:,}"
+    if key in ("samples_per_second", "tokens_per_second"):
+        return format_rate(value)  # printed as run, diff and compare print it
+    return f"{value:,.3f}"
+
+
+def _metric_rows(
+    metrics: Mapping[str, Any], meta: Mapping[str, Any] | None = None
+) -> list[tuple[str, str]]:
     rows = [
-        (k, f"{v:,}" if isinstance(v, int) else f"{v:,.3f}")
+        (k, _number(k, v))
         for k, v in metrics.items()
         if isinstance(v, int | float) and not isinstance(v, bool)
     ]
+    meta = meta or {}
+    tokens = "tokens_per_second" in metrics
+    if "samples_per_second" in metrics or tokens:
+        scenario = str(meta.get("scenario", ""))
+        rows.append(
+            (
+                f"{'tokens/s' if tokens else 'samples/s'} definition",
+                definition(scenario, tokens=tokens),
+            )
+        )
+    counts = meta.get("token_counts")
+    if isinstance(counts, dict) and counts.get("description"):
+        rows.append(("token counts", str(counts["description"])))
     for block in ("latency_ns", "ttft_ns", "tpot_ns", "issue_lateness_ns"):
         values = metrics.get(block)
         if isinstance(values, dict) and values:
@@ -111,6 +142,28 @@ def _metric_rows(metrics: Mapping[str, Any]) -> list[tuple[str, str]]:
             text = ", ".join(f"{k} {float(v) / 1e6:,.3f}" for k, v in values.items())
             rows.append((f"{label} (ms)", text))
     return rows
+
+
+def _fleet_rows(fleet: Any) -> dict[str, Any] | None:
+    """The per-replica table of a fleet run (run.json ``fleet``), as display strings."""
+    if not isinstance(fleet, dict) or not fleet.get("replicas"):
+        return None
+    rows = []
+    for r in fleet["replicas"]:
+        ttft = r.get("ttft_ms") or {}
+        rows.append(
+            [
+                str(r.get("url", "")),
+                f"{r.get('requests', 0):,}",
+                f"{r.get('completed', 0):,}",
+                f"{r.get('failed', 0):,}",
+                " / ".join(
+                    f"{ttft[k]:,.1f}" for k in ("p50", "p90", "p99") if k in ttft
+                ),
+                f"{r['tokens_per_second']:,.1f}" if "tokens_per_second" in r else "-",
+            ]
+        )
+    return {"routing": fleet.get("routing", ""), "rows": rows}
 
 
 def _run_context(run: RunLike, index: int, extras: Mapping[str, Any]) -> dict[str, Any]:
@@ -125,7 +178,8 @@ def _run_context(run: RunLike, index: int, extras: Mapping[str, Any]) -> dict[st
         "sut": f"{sut.get('kind', '')} {sut.get('name', '')}".strip() if sut else "",
         "started_at": meta.get("started_at"),
         "verdict": meta.get("verdict") or {},
-        "metrics": _metric_rows(meta.get("metrics") or {}),
+        "metrics": _metric_rows(meta.get("metrics") or {}, meta),
+        "fleet": _fleet_rows(meta.get("fleet")),
         "environment": meta.get("environment") or {},
         "power": meta.get("power"),
         "charts": _run_charts(run, f"run{index}"),

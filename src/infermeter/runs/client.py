@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from infermeter.loadgen.runner import RunOutcome
 from infermeter.loadgen.summary import sample_origins
+from infermeter.runs.fleet_stats import fleet_block
 from infermeter.runs.selfcert import CertBounds, CpuMeter, certify
 
 I64 = npt.NDArray[np.int64]
@@ -24,6 +25,8 @@ class ClientReport:
         None  # absolute engine-clock send time per sample id, -1 = none
     )
     certification: dict[str, object] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)  # the SUT's effective settings
+    fleet: dict[str, Any] | None = None  # per-replica figures of a fleet SUT
 
 
 def collect(sut: object, outcome: RunOutcome, meter: CpuMeter) -> ClientReport:
@@ -32,7 +35,11 @@ def collect(sut: object, outcome: RunOutcome, meter: CpuMeter) -> ClientReport:
     stats = getattr(sut, "stats", None)
     if callable(stats):
         report.stats = stats()
+    params = getattr(sut, "params", None)
+    if callable(params):
+        report.params = params()
     phase = outcome.performance
+    report.fleet = fleet_block(sut, report.stats, phase)
     if phase is None:
         return report
     n = phase.samples_issued

@@ -10,13 +10,26 @@ import contextlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from infermeter.clock import MonotonicClock
 from infermeter.errors import ConfigError
-from infermeter.runs.load import LoadSpec
-from infermeter.runs.sweep import Limits, SweepResult, find_peak, load_runner, sweep
+from infermeter.runs import server_metrics
+from infermeter.runs.load import LoadResult, LoadSpec
+from infermeter.runs.sweep import (
+    Limits,
+    Runner,
+    SweepResult,
+    find_peak,
+    load_runner,
+    sweep,
+)
 from infermeter.runs.trace import TracePrompts, load_trace
 from infermeter.suts.openai_http import create_http_sut
-from infermeter.suts.openai_options import config_from_options
+from infermeter.suts.openai_options import QSLPrompts, config_from_options
 from infermeter.suts.prompts import PromptSource, SyntheticPrompts
+from infermeter.workloads.datasets.base import Sample, SampleSource
+from infermeter.workloads.datasets.factory import synthetic_text
+from infermeter.workloads.datasets.lengths import fixed
+from infermeter.workloads.datasets.shapes import parse_prompt_shape
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +48,11 @@ class SweepRequest:
     input_tokens: int = 128
     output_tokens: int = 128
     samples: int = 1024
+    prompts: str | None = None  # --prompts shape (workloads/datasets/shapes.py)
+    # Prometheus /metrics to scrape per point: None = each endpoint's own, [] = none.
+    metrics_urls: list[str] | None = None
+    metrics_interval_s: float = 1.0
+    notes: list[str] = field(default_factory=list)  # info lines for the user
     trace: Path | None = None
     out_dir: Path | None = None
 
@@ -57,7 +75,7 @@ def execute_sweep(request: SweepRequest) -> SweepResult:
     config, key = config_from_options(request.sut_options)
     prompts, count = _prompts(request)
     with contextlib.closing(create_http_sut(config, prompts, api_key=key)) as sut:
-        run = load_runner(sut, count)
+        run = _scraping(load_runner(sut, count), request, list(config.urls))
         limits, out = request.limits, request.out_dir
         if request.search:
             return find_peak(
@@ -77,10 +95,47 @@ def execute_sweep(request: SweepRequest) -> SweepResult:
         return sweep(run, base, levels, limits=limits, out_dir=out)
 
 
+def _scraping(run: Runner, request: SweepRequest, urls: list[str]) -> Runner:
+    """``run`` that scrapes the endpoints' /metrics during each point, where they answer."""
+    asked = request.metrics_urls
+    if asked is not None and not asked:
+        return run
+    good, notes = server_metrics.probe(
+        asked if asked is not None else [server_metrics.metrics_url(u) for u in urls]
+    )
+    request.notes.extend(notes)
+    if not good:
+        return run
+
+    def scraped(spec: LoadSpec) -> LoadResult:
+        clock = MonotonicClock()
+        scraper = server_metrics.Scraper(
+            good, clock, request.metrics_interval_s
+        ).start()
+        try:
+            result = run(spec)
+        finally:
+            scraper.stop()
+        result.server_metrics = scraper.document(result.phase.start_ns, urls)
+        return result
+
+    return scraped
+
+
 def _prompts(request: SweepRequest) -> tuple[PromptSource, int]:
     if request.trace is not None:
         trace = load_trace(request.trace)
         return TracePrompts(trace), len(trace)
+    if request.prompts and request.prompts != "random":
+        shape = parse_prompt_shape(request.prompts)
+        source = synthetic_text(
+            request.samples,
+            shape,
+            input_len=fixed(request.input_tokens),
+            output_len=fixed(request.output_tokens),
+            seed=request.base.seed,
+        )
+        return QSLPrompts(_Reader(source)), len(source)
     prompts = SyntheticPrompts(
         request.samples,
         input_tokens=request.input_tokens,
@@ -88,3 +143,13 @@ def _prompts(request: SweepRequest) -> tuple[PromptSource, int]:
         seed=request.base.seed,
     )
     return prompts, request.samples
+
+
+class _Reader:
+    """A sample source seen as a QSL with ``sample(i)`` (what QSLPrompts reads)."""
+
+    def __init__(self, source: SampleSource) -> None:
+        self._source = source
+
+    def sample(self, index: int) -> Sample:
+        return self._source.read(index % len(self._source))

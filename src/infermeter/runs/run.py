@@ -16,17 +16,29 @@ from infermeter.loadgen.conf import settings_from_confs
 from infermeter.loadgen.engine import Progress
 from infermeter.loadgen.interfaces import SystemUnderTest
 from infermeter.loadgen.runner import RunOutcome, run_test
-from infermeter.loadgen.settings import Mode, RunSettings, Scenario
+from infermeter.loadgen.settings import Mode, RunSettings, Scenario, effective_settings
 from infermeter.results.energy import PowerSampler
+from infermeter.runs import server_metrics
 from infermeter.runs.client import ClientReport, collect
 from infermeter.runs.folder import default_run_dir, update_run_json, write_run_folder
+from infermeter.runs.guard import (
+    check_endpoint,
+    planned_run,
+    refuse_unmeasurable,
+    token_counts,
+    watch_reachability,
+)
 from infermeter.runs.official_folder import engine_meta, write_official_folder
 from infermeter.runs.selfcert import CpuMeter
 from infermeter.suts.registry import SutContext, create_sut
 from infermeter.workloads.accuracy.scorer import score_accuracy_log
 from infermeter.workloads.benchmark import Benchmark
 from infermeter.workloads.datasets.base import DatasetQSL
-from infermeter.workloads.datasets.factory import DatasetOptions, build_qsl
+from infermeter.workloads.datasets.factory import (
+    DatasetOptions,
+    build_qsl,
+    prompt_shape_of,
+)
 from infermeter.workloads.registry import get_benchmark
 
 OVERRIDABLE = {
@@ -70,6 +82,10 @@ class RunRequest:
     store: Path | None = None
     index: bool = True
     engine: str = "native"  # or "mlcommons": the official LoadGen wheel
+    # Prometheus /metrics to scrape: None = each endpoint's own, [] = none.
+    metrics_urls: list[str] | None = None
+    metrics_interval_s: float = 1.0
+    preflight: bool = True  # check an openai endpoint before sending load
 
 
 @dataclass
@@ -120,8 +136,13 @@ def execute(
     clock: Clock | None = None,
     progress: Progress | None = None,
     on_phase: Callable[[str], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> RunReport:
-    """Run the benchmark and write the run folder; never raises for an INVALID result."""
+    """Run the benchmark and write the run folder; never raises for an INVALID result.
+
+    ``on_note`` gets lines worth saying before the load starts (the preflight,
+    the planned length).
+    """
     if request.engine not in ("native", "mlcommons"):
         raise ConfigError(
             f"Unknown engine {request.engine!r}. Known: native, mlcommons"
@@ -132,6 +153,7 @@ def execute(
 
         request = with_sim_defaults(request, bench.name)
     settings, warnings = build_settings(request, bench)
+    warnings += _scenario_warning(bench, request.scenario)
     clock = clock or MonotonicClock()
     qsl = _qsl(request, bench)
     folder = request.output_dir or default_run_dir(bench.name, request.scenario.value)
@@ -144,21 +166,27 @@ def execute(
         options=dict(request.sut_options),
     )
     sampler = PowerSampler()  # NVML on GPUs, RAPL on CPUs, where readable
-    with _opened(create_sut(request.sut, context)) as sut, CpuMeter() as meter:
-        sampler.start()
-        try:
-            outcome = _run_engine(
-                request,
-                sut,
-                qsl,
-                settings,
-                folder,
-                clock=clock,
-                progress=progress,
-                on_phase=on_phase,
-            )
-        finally:
-            power = sampler.stop()
+    checks: dict[str, Any] | None = None
+    with _opened(create_sut(request.sut, context)) as sut:
+        checks = _before_load(request, bench.name, sut, settings, qsl, on_note)
+        scraper = _start_scraper(request, sut, context.options, clock, on_note)
+        with CpuMeter() as meter:
+            sampler.start()
+            try:
+                outcome = _run_engine(
+                    request,
+                    sut,
+                    qsl,
+                    settings,
+                    folder,
+                    clock=clock,
+                    progress=progress,
+                    on_phase=on_phase,
+                )
+            finally:
+                power = sampler.stop()
+                if scraper is not None:
+                    scraper.stop()
     client = (
         collect(sut, outcome, meter)
         if isinstance(outcome, RunOutcome)
@@ -166,19 +194,85 @@ def execute(
     )
     meta = _meta(request, bench, qsl, outcome, warnings, power)
     meta["client"] = client.certification
+    if client.fleet is not None:
+        meta["fleet"] = client.fleet
     if client.stats is not None:
         meta["sut"]["stats"] = client.stats
+    if client.params:
+        meta["sut"]["params"] = {**client.params, **meta["sut"]["params"]}
+    meta["token_counts"], estimate = token_counts(client.stats)
+    warnings += estimate
+    if checks is not None:
+        meta["preflight"] = checks
     if isinstance(outcome, OfficialOutcome):
         document = write_official_folder(folder, outcome, meta=meta)
     else:
         document = write_run_folder(
             folder, outcome, meta=meta, trace=request.trace, sent_ns=client.sent_ns
         )
+    if scraper is not None and isinstance(outcome, RunOutcome):
+        document = _add_server_metrics(folder, document, scraper, outcome, sut)
     if settings.mode in (Mode.ACCURACY_ONLY, Mode.SUBMISSION_RUN):
         document = update_run_json(folder, accuracy=_score_accuracy(folder, bench, qsl))
     if request.index:
         warnings += _index(folder, request.store)
     return RunReport(outcome, folder, document, warnings)
+
+
+def _start_scraper(
+    request: RunRequest,
+    sut: SystemUnderTest,
+    options: dict[str, str],
+    clock: Clock,
+    on_note: Callable[[str], None] | None,
+) -> server_metrics.Scraper | None:
+    """Scrape the endpoints' /metrics where they answer; one info line per one left out."""
+    scraper, notes = server_metrics.start(
+        request.metrics_urls, sut, options, clock, request.metrics_interval_s
+    )
+    for note in notes:
+        if on_note is not None:
+            on_note(f"info: {note}")
+    return scraper
+
+
+def _add_server_metrics(
+    folder: Path,
+    document: dict[str, Any],
+    scraper: server_metrics.Scraper,
+    outcome: RunOutcome,
+    sut: SystemUnderTest,
+) -> dict[str, Any]:
+    phases = [outcome.performance, *outcome.accuracy_phases]
+    start_ns = next((p.start_ns for p in phases if p is not None), 0)
+    replicas = server_metrics.endpoint_urls(sut, {})
+    block = server_metrics.finish(scraper, folder, start_ns, replicas)
+    files = [*document.get("files", []), server_metrics.FILE]
+    return update_run_json(folder, server_metrics=block, files=files)
+
+
+def _before_load(
+    request: RunRequest,
+    benchmark: str,
+    sut: SystemUnderTest,
+    settings: RunSettings,
+    qsl: DatasetQSL,
+    on_note: Callable[[str], None] | None,
+) -> dict[str, Any] | None:
+    """Refuse what cannot be measured, check the endpoint, say how long the run is."""
+    eff = effective_settings(
+        settings,
+        qsl_total_count=qsl.total_sample_count,
+        qsl_performance_count=qsl.performance_sample_count,
+    )
+    refuse_unmeasurable(sut, eff, benchmark)
+    checks = None
+    if request.sut == "openai" and request.preflight:
+        checks = check_endpoint(request.sut_options, qsl, on_note)
+    performance = settings.mode in (Mode.PERFORMANCE_ONLY, Mode.SUBMISSION_RUN)
+    if on_note is not None and request.sut == "openai" and performance:
+        on_note(f"planned run: {planned_run(eff)}")
+    return checks
 
 
 def _run_engine(
@@ -203,7 +297,13 @@ def _run_engine(
             on_phase=on_phase,
         )
     return run_test(
-        sut, qsl, settings, clock=clock, progress=progress, on_phase=on_phase
+        sut,
+        qsl,
+        settings,
+        clock=clock,
+        progress=progress,
+        on_phase=on_phase,
+        stop=watch_reachability(sut),
     )
 
 
@@ -241,6 +341,7 @@ def _dataset_meta(request: RunRequest, qsl: DatasetQSL) -> dict[str, Any]:
         "format": "synthetic" if synthetic else request.dataset_format,
         "seed": opts.seed,
         "tokenizer_path": str(opts.tokenizer) if opts.tokenizer else None,
+        "prompts": prompt_shape_of(opts).describe() if synthetic else None,
         "total_sample_count": qsl.total_sample_count,
         "performance_sample_count": qsl.performance_sample_count,
     }
@@ -252,6 +353,15 @@ def _score_accuracy(folder: Path, bench: Benchmark, qsl: DatasetQSL) -> dict[str
         return score_accuracy_log(folder, bench, qsl).to_dict()
     except InfermeterError as exc:
         return {"error": str(exc), "passed": None}
+
+
+def _scenario_warning(bench: Benchmark, scenario: Scenario) -> list[str]:
+    if scenario.value in bench.scenarios:
+        return []
+    return [
+        f"{bench.name} has no {scenario.value} scenario in the MLPerf rules (it has "
+        f"{', '.join(bench.scenarios)}); this run uses mlperf.conf's generic defaults"
+    ]
 
 
 def _benchmark(name: str) -> Benchmark:

@@ -21,7 +21,13 @@ from infermeter.errors import ConfigError
 from infermeter.servers.background import ThreadedServer, bind_socket, new_event_loop
 from infermeter.servers.endpoint import OpenAIEndpoint
 from infermeter.servers.faults import Fault, FaultConfig, FaultPicker
-from infermeter.servers.mock_stream import ParsedRequest, parse_request, respond
+from infermeter.servers.mock_stream import (
+    STYLES,
+    ParsedRequest,
+    parse_request,
+    respond,
+)
+from infermeter.servers.prometheus import Value
 from infermeter.servers.timing import (
     Distribution,
     DistributionTiming,
@@ -47,11 +53,19 @@ class MockConfig:
     output_tokens: str | None = None
     faults: FaultConfig = field(default_factory=FaultConfig)
     seed: int = 0
+    # "llama.cpp": streams as llama.cpp does (no usage even when asked, an
+    # empty-text chunk for a token that splits a UTF-8 character, a role-only
+    # first chat chunk, a finish-only last chunk).
+    style: str = "openai"
 
     def validate(self) -> None:
         if self.mode not in MODES:
             raise ConfigError(
                 f"Unknown mock mode {self.mode!r}. Known modes: {', '.join(MODES)}"
+            )
+        if self.style not in STYLES:
+            raise ConfigError(
+                f"Unknown mock style {self.style!r}. Known: {', '.join(STYLES)}"
             )
         self.faults.validate()
         for spec in (self.ttft, self.itl, self.output_tokens):
@@ -99,17 +113,44 @@ class MockApp(OpenAIEndpoint):
     def stats_snapshot(self) -> dict[str, Any]:
         return dict(self.stats)
 
+    def metric_values(self) -> list[Value]:
+        """vLLM-named counts the mock knows (it has no KV cache to report)."""
+        s = self.stats
+        return [
+            Value(
+                "gauge",
+                "vllm:num_requests_running",
+                "Requests in flight.",
+                self.in_flight,
+            ),
+            Value("gauge", "vllm:num_requests_waiting", "Requests queued (none).", 0),
+            Value(
+                "counter",
+                "vllm:prompt_tokens",
+                "Prompt words received.",
+                s["prompt_tokens"],
+            ),
+            Value("counter", "vllm:generation_tokens", "Tokens sent.", s["tokens"]),
+            Value(
+                "counter", "vllm:request_success", "Requests completed.", s["completed"]
+            ),
+        ]
+
     async def _handle(self, request: web.Request, *, chat: bool) -> web.StreamResponse:
         self.stats["requests"] += 1
         if "Authorization" in request.headers:  # never logged, only counted
             self.stats["with_authorization"] += 1
         try:
             parsed = parse_request(
-                await request.read(), chat=chat, in_flight=self.in_flight
+                await request.read(),
+                chat=chat,
+                in_flight=self.in_flight,
+                style=self.config.style,
             )
         except ValueError as exc:
             self.stats["bad_request"] += 1
             return _error(400, str(exc), "invalid_request_error")
+        self.stats["prompt_tokens"] += parsed.mock.prompt_tokens
         fault = self.picker.pick() if self.picker else Fault.NONE
         self.stats[f"fault_{fault.value}"] += fault is not Fault.NONE
         if fault is Fault.ERROR:

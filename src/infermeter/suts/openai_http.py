@@ -21,12 +21,19 @@ import numpy as np
 from infermeter.clock import Clock, MonotonicClock
 from infermeter.errors import ConfigError, SUTProtocolError, SUTTimeoutError
 from infermeter.loadgen.interfaces import CompletionSink, QueryBatch, SystemUnderTest
+from infermeter.suts.fleet import Fleet
 from infermeter.suts.openai_options import config_from_options, prompts_for
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig, build_body
 from infermeter.suts.prompts import PromptSource
+from infermeter.suts.reachability import Reachability, mask_ids, top_reasons
 from infermeter.suts.registry import SutContext, register
 from infermeter.suts.sse import StreamOutcome, StreamState, parse_body
-from infermeter.suts.token_count import FileTokenizer, TokenTally, count_tokens
+from infermeter.suts.token_count import (
+    Tokenizer,
+    TokenTally,
+    count_tokens,
+    load_tokenizer,
+)
 
 if TYPE_CHECKING:
     from infermeter.suts.http_workers import MultiProcessHttpSUT
@@ -61,16 +68,19 @@ class OpenAIHttpSUT:
         self._prompts = prompts
         self._key = api_key
         self._clock = clock or MonotonicClock()
-        self._tokenizer = (
-            FileTokenizer(config.tokenizer_file) if config.tokenizer_file else None
+        self._tokenizer: Tokenizer | None = (
+            load_tokenizer(config.tokenizer_file) if config.tokenizer_file else None
         )
         self._bodies: dict[int, bytes] = {}
+        self._url = config.endpoint
+        self._fleet = Fleet(config, prompts) if len(config.urls) > 1 else None
         self._headers = {"Content-Type": "application/json"}
         if api_key is not None:
             self._headers["Authorization"] = api_key.header()
-        self.tally = TokenTally()
+        self.tally = self._new_tally()
         self.failures: Counter[str] = Counter()
         self.completed = 0
+        self.reachability = Reachability(config.unreachable_after_s, self._clock)
         self._sent_ids: list[int] = []
         self._sent_ns: list[int] = []
         self._tasks: set[asyncio.Task[None]] = set()
@@ -83,6 +93,16 @@ class OpenAIHttpSUT:
         self._thread.start()
         _raise_fd_limit(config.max_connections + 64)
         asyncio.run_coroutine_threadsafe(self._open(), self._loop).result(30)
+
+    @property
+    def urls(self) -> tuple[str, ...]:
+        """The base URL of each replica (one for a single endpoint)."""
+        return self.config.urls
+
+    @property
+    def streams(self) -> bool:
+        """False when answers come whole: then no first-token time is measured."""
+        return self.config.stream
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -111,17 +131,32 @@ class OpenAIHttpSUT:
             "requests": len(self._sent_ids),
             "completed": self.completed,
             "failed": sum(self.failures.values()),
-            "failure_reasons": dict(self.failures.most_common(20)),
-            "output_tokens": self.tally.as_dict(),
+            "failure_reasons": top_reasons(self.failures),
+            "token_counts": self.tally.as_dict(),
+            **({"fleet": self._fleet.stats()} if self._fleet else {}),
         }
+
+    def params(self) -> dict[str, Any]:
+        """The effective request settings, for run.json (no secret)."""
+        return self.config.params()
+
+    def routes(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(ids, replica index) of every routed request; None for one endpoint."""
+        return None if self._fleet is None else self._fleet.routes()
 
     def reset_records(self) -> None:
         """Forget send times and counts (after a warm-up phase; ids restart at 0)."""
         self._sent_ids.clear()
         self._sent_ns.clear()
-        self.tally = TokenTally()
+        self.tally = self._new_tally()
         self.failures.clear()
         self.completed = 0
+        if self._fleet is not None:
+            self._fleet.reset()
+
+    def _new_tally(self) -> TokenTally:
+        name = self._tokenizer.name if self._tokenizer is not None else None
+        return TokenTally(tokenizer=name)
 
     def close(self) -> None:
         """Cancel what is in flight, close the connections, stop the thread."""
@@ -194,18 +229,26 @@ class OpenAIHttpSUT:
         keep: bool,
         want: bool,
     ) -> None:
+        fleet = self._fleet
+        url = self._url if fleet is None else fleet.pick(sid, index)
         self._sent_ids.append(sid)
         self._sent_ns.append(self._clock.now_ns())
         try:
-            outcome = await self._exchange(index, sink, ids, keep)
+            outcome = await self._exchange(index, sink, ids, keep, url)
             if outcome.fragments == 0:
                 raise SUTProtocolError("empty response: no output tokens")
         except asyncio.CancelledError:
-            sink.fail(ids, "cancelled: the SUT was closed")
+            # Closed after the run ended (completion timeout, interrupt): the
+            # sample stays "never completed", as the run's summary counted it.
             raise
         except Exception as exc:  # every failure is the sample's, not the run's
+            self.reachability.failed(exc)
+            if fleet is not None:
+                fleet.done(sid, ok=False)
             self._fail(ids, _reason(exc), sink)
             return
+        if fleet is not None:
+            fleet.done(sid, ok=True)
         n_tokens = count_tokens(outcome, self._tokenizer, self.tally)
         self.completed += 1
         data = [outcome.text.encode()] if want else None
@@ -218,7 +261,7 @@ class OpenAIHttpSUT:
         sink.fail(ids, reason)
 
     async def _exchange(
-        self, index: int, sink: CompletionSink, ids: np.ndarray, keep: bool
+        self, index: int, sink: CompletionSink, ids: np.ndarray, keep: bool, url: str
     ) -> StreamOutcome:
         body = self._body(index)
         loop = asyncio.get_running_loop()
@@ -229,7 +272,7 @@ class OpenAIHttpSUT:
         state = StreamState(keep_text=keep)
         try:
             async with asyncio.timeout_at(_earliest(first, total)) as scope:
-                return await self._post(body, sink, ids, state, scope, total)
+                return await self._post(url, body, sink, ids, state, scope, total)
         except TimeoutError:
             if state.fragments == 0 and first is not None:
                 raise SUTTimeoutError(
@@ -241,6 +284,7 @@ class OpenAIHttpSUT:
 
     async def _post(
         self,
+        url: str,
         body: bytes,
         sink: CompletionSink,
         ids: np.ndarray,
@@ -249,14 +293,13 @@ class OpenAIHttpSUT:
         total: float | None,
     ) -> StreamOutcome:
         assert self._session is not None
-        url = self.config.endpoint
         async with self._session.post(url, data=body, headers=self._headers) as resp:
+            self.reachability.reached()
             if resp.status != 200:
                 raise HttpStatusError(resp.status, await resp.read())
             if not self.config.stream:
-                outcome = parse_body(await resp.read())
-                sink.first_token(ids)
-                return outcome
+                # A whole answer has no first-token time: TTFT/TPOT stay unmeasured.
+                return parse_body(await resp.read())
             async for chunk in resp.content.iter_any():
                 if state.feed(chunk):
                     sink.first_token(ids)
@@ -272,7 +315,7 @@ class OpenAIHttpSUT:
 
 
 def _reason(exc: BaseException) -> str:
-    """One short line saying why a request failed."""
+    """One short line saying why a request failed (ids masked, so reasons group)."""
     if isinstance(
         exc, HttpStatusError | SUTProtocolError | SUTTimeoutError | ConfigError
     ):
@@ -285,7 +328,7 @@ def _reason(exc: BaseException) -> str:
         text = f"connection error: {type(exc).__name__}: {exc}"
     else:
         text = f"client error: {type(exc).__name__}: {exc}"
-    return text.replace("\n", " ")[:300]
+    return mask_ids(text.replace("\n", " "))[:300]
 
 
 def _earliest(a: float | None, b: float | None) -> float | None:

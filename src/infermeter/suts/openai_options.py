@@ -2,8 +2,11 @@
 
 Options (all ``key=value``): url, model, api, stream, max_tokens, temperature,
 ignore_eos, min_tokens, include_usage, extra_body (JSON), tokenizer,
-connect_timeout, first_token_timeout, timeout (seconds), max_connections,
-max_in_flight, uvloop, api_key_env, api_key_file.
+connect_timeout, first_token_timeout, timeout, unreachable_after (seconds),
+max_connections, max_in_flight, uvloop, api_key_env, api_key_file, workers. A fleet: ``url`` holds
+one base URL per replica, comma-separated; routing (round-robin,
+least-outstanding, prefix), routing_block (tokens per prefix block),
+routing_cache_blocks (per replica), routing_overlap_weight.
 """
 
 from __future__ import annotations
@@ -14,6 +17,12 @@ from typing import Any
 from infermeter.errors import ConfigError
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig, Timeouts
 from infermeter.suts.prompts import Prompt, PromptSource, SyntheticPrompts
+from infermeter.suts.routing import (
+    DEFAULT_BLOCK_SIZE,
+    DEFAULT_CACHE_BLOCKS,
+    DEFAULT_OVERLAP_WEIGHT,
+    RoutingConfig,
+)
 
 KNOWN = [
     "url",
@@ -30,12 +39,17 @@ KNOWN = [
     "connect_timeout",
     "first_token_timeout",
     "timeout",
+    "unreachable_after",
     "max_connections",
     "max_in_flight",
     "uvloop",
     "api_key_env",
     "api_key_file",
     "workers",
+    "routing",
+    "routing_block",
+    "routing_cache_blocks",
+    "routing_overlap_weight",
 ]
 
 
@@ -52,8 +66,17 @@ def config_from_options(options: dict[str, str]) -> tuple[OpenAIConfig, ApiKey |
             "--url http://127.0.0.1:8000/v1 --model my-model"
         )
     o = _Options(options)
+    urls = tuple(u.strip() for u in options["url"].split(",") if u.strip())
     config = OpenAIConfig(
-        url=options["url"],
+        url=urls[0] if urls else options["url"],
+        replica_urls=urls if len(urls) > 1 else (),
+        routing=RoutingConfig(
+            policy=options.get("routing", "round-robin"),
+            block_size=o.integer("routing_block") or DEFAULT_BLOCK_SIZE,
+            cache_blocks=o.integer("routing_cache_blocks") or DEFAULT_CACHE_BLOCKS,
+            overlap_weight=o.number("routing_overlap_weight", DEFAULT_OVERLAP_WEIGHT)
+            or 0.0,
+        ),
         model=options["model"],
         api=options.get("api", "completions"),
         stream=o.flag("stream", True),
@@ -71,6 +94,7 @@ def config_from_options(options: dict[str, str]) -> tuple[OpenAIConfig, ApiKey |
         max_connections=o.integer("max_connections") or 1024,
         max_in_flight=o.integer("max_in_flight") or 0,
         tokenizer_file=options.get("tokenizer"),
+        unreachable_after_s=o.number("unreachable_after", 30.0) or 0.0,
         use_uvloop=o.flag("uvloop", True),
         workers=o.integer("workers") or 1,
     )

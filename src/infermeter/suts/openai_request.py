@@ -14,6 +14,7 @@ from typing import Any
 
 from infermeter.errors import ConfigError
 from infermeter.suts.prompts import Prompt
+from infermeter.suts.routing import RoutingConfig
 
 APIS = ("completions", "chat")
 
@@ -93,18 +94,27 @@ class OpenAIConfig:
     # (recorded after the wait) shows the queueing. 0 = no cap.
     max_in_flight: int = 0
     read_bufsize: int = 1 << 20
+    # A folder with tokenizer.json, such a file, or a tiktoken encoding name:
+    # it re-counts output tokens when the server sends no usage.
     tokenizer_file: str | None = None
+    # End the run when every request for this long failed to connect (0 = never).
+    unreachable_after_s: float = 30.0
     use_uvloop: bool = True
     workers: int = 1
+    # A fleet: one base URL per replica (``url`` is the first); empty = one.
+    replica_urls: tuple[str, ...] = ()
+    routing: RoutingConfig = field(default_factory=RoutingConfig)
 
     def validate(self) -> None:
         if self.api not in APIS:
             raise ConfigError(f"Unknown API {self.api!r}. Known: {', '.join(APIS)}")
-        if not self.url.startswith(("http://", "https://")):
-            raise ConfigError(
-                f"URL {self.url!r} must start with http:// or https://, "
-                "e.g. http://127.0.0.1:8000/v1"
-            )
+        for url in self.urls:
+            if not url.startswith(("http://", "https://")):
+                raise ConfigError(
+                    f"URL {url!r} must start with http:// or https://, "
+                    "e.g. http://127.0.0.1:8000/v1"
+                )
+        self.routing.validate()
         if not self.model:
             raise ConfigError("--model is required: the model name the server serves")
         if self.max_connections < 1 or self.workers < 1:
@@ -114,9 +124,22 @@ class OpenAIConfig:
             )
 
     @property
+    def urls(self) -> tuple[str, ...]:
+        """The base URL of every replica (one for a single endpoint)."""
+        return self.replica_urls or (self.url,)
+
+    @property
     def endpoint(self) -> str:
         """The full URL requests go to (``/v1`` + the API path unless given)."""
-        base = self.url.rstrip("/")
+        return self.endpoint_of(self.url)
+
+    @property
+    def endpoints(self) -> tuple[str, ...]:
+        """The request URL of every replica, in ``urls`` order."""
+        return tuple(self.endpoint_of(url) for url in self.urls)
+
+    def endpoint_of(self, url: str) -> str:
+        base = url.rstrip("/")
         if base.endswith("/completions"):
             return base
         return base + ("/chat/completions" if self.api == "chat" else "/completions")

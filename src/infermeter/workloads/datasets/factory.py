@@ -8,21 +8,24 @@ from pathlib import Path
 
 from infermeter.errors import ConfigError, DatasetError
 from infermeter.workloads.benchmark import Benchmark
-from infermeter.workloads.datasets import formats, tables
+from infermeter.workloads.datasets import formats, media_formats, tables
 from infermeter.workloads.datasets.base import DatasetQSL, SampleSource
 from infermeter.workloads.datasets.lengths import LengthSpec, fixed
+from infermeter.workloads.datasets.shapes import PromptShape
 from infermeter.workloads.datasets.synthetic import (
+    SyntheticConversations,
     SyntheticImages,
     SyntheticPrompts,
     SyntheticSquad,
 )
+from infermeter.workloads.datasets.synthetic_media import media_source
+from infermeter.workloads.datasets.synthetic_tasks import TASKS, SyntheticTaskPrompts
 from infermeter.workloads.datasets.tokenizer import (
     Tokenizer,
     check_tokenizer_matches,
     load_tokenizer,
 )
 
-VISION_FORMATS = ("imagenet", "openimages", "kits19")
 SYNTHETIC_TEXT_SAMPLES = 1024
 SYNTHETIC_IMAGE_SAMPLES = 128
 
@@ -40,6 +43,7 @@ class DatasetOptions:
     output_len: LengthSpec | None = None
     shared_prefix_tokens: int = 0
     num_prefixes: int = 1
+    conversation_turns: int = 0  # > 0: multi-turn conversations (--prompts)
     image_dir: Path | None = None
 
 
@@ -79,6 +83,10 @@ READERS: dict[str, Callable[[Path, DatasetOptions], SampleSource]] = {
     "imagenet": lambda p, o: formats.ImageList(p, o.image_dir),
     "sharegpt": lambda p, o: formats.sharegpt(p),
     "multi-turn": lambda p, o: formats.multi_turn(p),
+    "coco": lambda p, o: media_formats.CocoDetection(p),
+    "openimages": lambda p, o: media_formats.CocoDetection(p),
+    "librispeech": lambda p, o: media_formats.SpeechManifest(p),
+    "text-lines": lambda p, o: media_formats.text_lines(p),
 }
 FORMATS = (*sorted(READERS), "synthetic")
 
@@ -99,7 +107,7 @@ def build_qsl(
         path = Path(dataset_path)
         if not path.exists():
             raise DatasetError(f"Dataset file {str(path)!r} not found; check the path.")
-        name = fmt or sniff_format(path) or benchmark.dataset_format
+        name = fmt or _guess_format(path, benchmark)
         reader = READERS.get(name)
         if reader is None:
             raise ConfigError(
@@ -118,21 +126,84 @@ def build_qsl(
 def _synthetic(
     bench: Benchmark, opts: DatasetOptions, tokenizer: Tokenizer | None
 ) -> SampleSource:
-    if bench.dataset_format in VISION_FORMATS:
-        return SyntheticImages(opts.samples or SYNTHETIC_IMAGE_SAMPLES, seed=opts.seed)
+    shape = bench.synthetic_shape or None
+    if bench.dataset_format == "imagenet":
+        return SyntheticImages(
+            opts.samples or SYNTHETIC_IMAGE_SAMPLES,
+            seed=opts.seed,
+            **({"shape": shape} if shape else {}),
+        )
+    media = media_source(
+        bench.dataset_format, count=opts.samples, shape=shape, seed=opts.seed
+    )
+    if media is not None:
+        return media
     count = opts.samples or min(
         bench.performance_sample_count or SYNTHETIC_TEXT_SAMPLES, SYNTHETIC_TEXT_SAMPLES
     )
     if bench.dataset_format == "squad":
         return SyntheticSquad(count, seed=opts.seed)
-    return SyntheticPrompts(
+    input_len = opts.input_len or fixed(bench.synthetic_input_tokens or 128)
+    output_len = opts.output_len or fixed(bench.synthetic_output_tokens or 128)
+    if opts.conversation_turns:
+        return SyntheticConversations(
+            count,
+            turns=opts.conversation_turns,
+            input_len=input_len,
+            output_len=output_len,
+            seed=opts.seed,
+            tokenizer=tokenizer,
+        )
+    prompts = SyntheticPrompts(
         count,
-        input_len=opts.input_len or fixed(bench.synthetic_input_tokens or 128),
-        output_len=opts.output_len or fixed(bench.synthetic_output_tokens or 128),
+        input_len=input_len,
+        output_len=output_len,
         seed=opts.seed,
         tokenizer=tokenizer,
         shared_prefix_tokens=opts.shared_prefix_tokens,
         num_prefixes=opts.num_prefixes,
+    )
+    tasks = TASKS.get(bench.dataset_format)
+    return prompts if tasks is None else SyntheticTaskPrompts(prompts, tasks)
+
+
+def prompt_shape_of(opts: DatasetOptions) -> PromptShape:
+    """The ``--prompts`` shape ``opts`` asks for."""
+    if opts.conversation_turns:
+        return PromptShape("multi-turn", turns=opts.conversation_turns)
+    if opts.shared_prefix_tokens:
+        return PromptShape(
+            "shared-prefix",
+            groups=opts.num_prefixes,
+            prefix_tokens=opts.shared_prefix_tokens,
+        )
+    return PromptShape()
+
+
+def synthetic_text(
+    count: int,
+    shape: PromptShape,
+    *,
+    input_len: LengthSpec,
+    output_len: LengthSpec,
+    seed: int = 0,
+) -> SampleSource:
+    """Synthetic LLM prompts of ``shape`` (for load tools without a benchmark)."""
+    if shape.kind == "multi-turn":
+        return SyntheticConversations(
+            count,
+            turns=shape.turns,
+            input_len=input_len,
+            output_len=output_len,
+            seed=seed,
+        )
+    return SyntheticPrompts(
+        count,
+        input_len=input_len,
+        output_len=output_len,
+        seed=seed,
+        shared_prefix_tokens=shape.prefix_tokens,
+        num_prefixes=shape.groups,
     )
 
 
@@ -157,11 +228,27 @@ def sniff_format(path: Path) -> str | None:
     return None
 
 
+def _guess_format(path: Path, bench: Benchmark) -> str:
+    """The sniffed format, or the benchmark's when a name alone cannot tell."""
+    sniffed = sniff_format(path)
+    if sniffed is None or (
+        sniffed == "imagenet" and bench.dataset_format == "text-lines"
+    ):
+        return bench.dataset_format
+    if sniffed == "coco" and bench.dataset_format == "openimages":
+        return "openimages"
+    return sniffed
+
+
 def _sniff_json(path: Path) -> str | None:
     data = formats.read_json(path)
     if isinstance(data, dict) and "data" in data:
         return "squad"
+    if isinstance(data, dict) and "images" in data and "annotations" in data:
+        return "coco"
     if isinstance(data, list) and data and isinstance(data[0], dict):
+        if "transcript" in data[0] and "files" in data[0]:
+            return "librispeech"
         if "conversations" in data[0]:
             return "sharegpt"
         if "instruction" in data[0]:
@@ -188,4 +275,12 @@ def describe(qsl: DatasetQSL) -> dict[str, object]:
     }
 
 
-__all__ = ["FORMATS", "DatasetOptions", "build_qsl", "describe", "sniff_format"]
+__all__ = [
+    "FORMATS",
+    "DatasetOptions",
+    "build_qsl",
+    "describe",
+    "prompt_shape_of",
+    "sniff_format",
+    "synthetic_text",
+]
