@@ -6,7 +6,7 @@ PIP := $(PY) -m pip
 # CPU build; an unpinned torch pulls several GB of CUDA wheels.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: run test lint typecheck venv dev clean
+.PHONY: run test lint typecheck venv dev clean coefficients
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,8 @@ $(VENV)/.dev-installed: pyproject.toml
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -e '.[dev]'
 	$(PIP) install -q '$(TORCH_SPEC)' || echo "torch not installed: torch tests will be skipped"
+	$(PIP) install -q '$(TORCH_SPEC)' 'torchmetrics>=1.3' 'transformers>=4.40,<5' \
+		|| echo "torchmetrics not installed: the CLIP score and FID tests will be skipped"
 	touch $(VENV)/.installed $@
 
 venv: $(VENV)/.installed
@@ -37,6 +39,12 @@ typecheck: $(VENV)/.dev-installed
 
 test: $(VENV)/.dev-installed lint typecheck
 	$(VENV)/bin/python -m pytest -q
+
+# Refit the performance model's shipped coefficients from ../shared (docs/perfmodel.md).
+COEFFICIENTS := src/infermeter/perfmodel/data/coefficients.json
+coefficients: $(VENV)/.installed
+	$(VENV)/bin/infermeter model calibrate --results v4.1 --holdout none --write $(COEFFICIENTS)
+	$(VENV)/bin/infermeter model calibrate --results v4.1 --results v5.1 --holdout none --write $(COEFFICIENTS)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
