@@ -214,4 +214,9 @@ def _print_accuracy(accuracy: dict[str, Any]) -> None:
     console.print(f"Accuracy: {verdict} ({accuracy.get('samples')} samples)")
     for m in accuracy.get("metrics", []):
         target = f" target >= {m['lower']:.4f}" if m.get("lower") is not None else ""
-        console.print(f"  {m['metric']}: {m['value']:.4f}{target}", markup=False)
+        if m.get("upper") is not None:
+            target += f", <= {m['upper']:.4f}"
+        value = "not computed" if m.get("value") is None else f"{m['value']:.4f}"
+        note = m.get("note") or ""
+        note = f" ({note})" if note and note != "informative" else ""
+        console.print(f"  {m['metric']}: {value}{target}{note}", markup=False)
