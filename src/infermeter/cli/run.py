@@ -10,6 +10,7 @@ import typer
 from infermeter.cli.main import EXIT_INVALID, EXIT_OK, app
 from infermeter.cli.options import (
     dataset_options,
+    metrics_urls,
     parse_duration_ms,
     parse_duration_ns,
     parse_key_values,
@@ -30,6 +31,7 @@ Examples:
   infermeter run --audit TEST04 --sut audit-fake --benchmark resnet50 --scenario Offline \
                  --target-qps 20000 --min-duration 1s --min-query-count 1000 \
                  --sut-opt latency_ms=0.05 --output-dir runs/resnet50-Offline   # MLPerf audit
+  infermeter run --metrics-url off                 # do not scrape the server's /metrics
 """
 
 
@@ -156,6 +158,16 @@ def run_command(
             help="native, or mlcommons: the official LoadGen (pip install mlcommons-loadgen)."
         ),
     ] = "native",
+    metrics_url: Annotated[
+        list[str],
+        typer.Option(
+            help="Prometheus /metrics to scrape during the run (repeatable; 'off': "
+            "none). Default: each endpoint's own /metrics, where it answers."
+        ),
+    ] = [],  # noqa: B006 - typer needs a literal default
+    metrics_interval: Annotated[
+        str, typer.Option(help="How often to scrape server metrics, e.g. 1s, 500ms.")
+    ] = "1s",
     json_output: Annotated[
         bool, typer.Option("--json", help="Print run.json instead of the summary.")
     ] = False,
@@ -241,6 +253,11 @@ def run_command(
         trace=trace,
         store=store,
         engine=engine,
+        metrics_urls=metrics_urls(metrics_url),
+        metrics_interval_s=parse_duration_ns(
+            metrics_interval, flag="--metrics-interval"
+        )
+        / 1e9,
         preflight=preflight,
     )
     if audit is not None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from infermeter.errors import ConfigError, DatasetError
 from infermeter.workloads.benchmark import Benchmark
-from infermeter.workloads.datasets import formats, tables
+from infermeter.workloads.datasets import formats, media_formats, tables
 from infermeter.workloads.datasets.base import DatasetQSL, SampleSource
 from infermeter.workloads.datasets.lengths import LengthSpec, fixed
 from infermeter.workloads.datasets.shapes import PromptShape
@@ -83,6 +83,10 @@ READERS: dict[str, Callable[[Path, DatasetOptions], SampleSource]] = {
     "imagenet": lambda p, o: formats.ImageList(p, o.image_dir),
     "sharegpt": lambda p, o: formats.sharegpt(p),
     "multi-turn": lambda p, o: formats.multi_turn(p),
+    "coco": lambda p, o: media_formats.CocoDetection(p),
+    "openimages": lambda p, o: media_formats.CocoDetection(p),
+    "librispeech": lambda p, o: media_formats.SpeechManifest(p),
+    "text-lines": lambda p, o: media_formats.text_lines(p),
 }
 FORMATS = (*sorted(READERS), "synthetic")
 
@@ -103,7 +107,7 @@ def build_qsl(
         path = Path(dataset_path)
         if not path.exists():
             raise DatasetError(f"Dataset file {str(path)!r} not found; check the path.")
-        name = fmt or sniff_format(path) or benchmark.dataset_format
+        name = fmt or _guess_format(path, benchmark)
         reader = READERS.get(name)
         if reader is None:
             raise ConfigError(
@@ -224,11 +228,27 @@ def sniff_format(path: Path) -> str | None:
     return None
 
 
+def _guess_format(path: Path, bench: Benchmark) -> str:
+    """The sniffed format, or the benchmark's when a name alone cannot tell."""
+    sniffed = sniff_format(path)
+    if sniffed is None or (
+        sniffed == "imagenet" and bench.dataset_format == "text-lines"
+    ):
+        return bench.dataset_format
+    if sniffed == "coco" and bench.dataset_format == "openimages":
+        return "openimages"
+    return sniffed
+
+
 def _sniff_json(path: Path) -> str | None:
     data = formats.read_json(path)
     if isinstance(data, dict) and "data" in data:
         return "squad"
+    if isinstance(data, dict) and "images" in data and "annotations" in data:
+        return "coco"
     if isinstance(data, list) and data and isinstance(data[0], dict):
+        if "transcript" in data[0] and "files" in data[0]:
+            return "librispeech"
         if "conversations" in data[0]:
             return "sharegpt"
         if "instruction" in data[0]:
