@@ -126,7 +126,7 @@ def run_command(
     input_len: Annotated[
         str | None,
         typer.Option(
-            help="Synthetic prompt lengths: 128, uniform:64:512, lognormal:...)"
+            help="Synthetic prompt lengths in tokens: 128, uniform:64:512, lognormal:200:0.5."
         ),
     ] = None,
     output_len: Annotated[

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from infermeter.loadgen.engine import PhaseResult
 from infermeter.loadgen.runner import RunOutcome
 from infermeter.loadgen.summary import sample_origins
 from infermeter.runs.fleet_stats import fleet_block
@@ -68,4 +69,18 @@ def collect(sut: object, outcome: RunOutcome, meter: CpuMeter) -> ClientReport:
         workers=int(getattr(sut, "workers", 1) or 1),
     )
     report.certification = verdict.as_dict()
+    if not _any_completed(phase):
+        # Nothing answered: the endpoint, not the client, is what failed.
+        report.certification.update(
+            client_bound=False,
+            reasons=[],
+            advice=[],
+            note="no sample completed: the client was not judged",
+        )
     return report
+
+
+def _any_completed(phase: PhaseResult) -> bool:
+    n = phase.samples_issued
+    rec = phase.records
+    return bool(((rec.status[:n] == 0) & (rec.completed_ns[:n] >= 0)).any())

@@ -8,6 +8,7 @@ A warm-up phase runs first and is left out of every figure.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,7 +109,7 @@ def run_load(
             seed=spec.seed + 1,
         )
         _phase(sut, warm, sample_count, clock)
-        _reset(sut)
+    _reset(sut)  # each point's counts are its own (and ids restart at 0)
     started = dt.datetime.now(dt.UTC)
     with CpuMeter() as cpu:
         phase = _phase(sut, spec, sample_count, clock)
@@ -125,6 +126,9 @@ def run_load(
         bounds=bounds,
         workers=workers,
     )
+    if not metrics.completed:
+        # Nothing answered: the endpoint, not the client, is what failed.
+        cert = dataclasses.replace(cert, client_bound=False, reasons=[], advice=[])
     stats = sut.stats() if callable(getattr(sut, "stats", None)) else {}  # type: ignore[attr-defined]
     fleet = fleet_block(sut, stats, phase)
     if fleet is not None:  # this point's requests per replica, TTFT, tokens/s

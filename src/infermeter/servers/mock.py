@@ -57,6 +57,8 @@ class MockConfig:
     # empty-text chunk for a token that splits a UTF-8 character, a role-only
     # first chat chunk, a finish-only last chunk).
     style: str = "openai"
+    # Answer HTTP 404 to a model name other than ``model`` (as vLLM does).
+    check_model: bool = False
 
     def validate(self) -> None:
         if self.mode not in MODES:
@@ -150,6 +152,11 @@ class MockApp(OpenAIEndpoint):
         except ValueError as exc:
             self.stats["bad_request"] += 1
             return _error(400, str(exc), "invalid_request_error")
+        if self.config.check_model and parsed.model != self.config.model:
+            self.stats["unknown_model"] += 1
+            return _error(
+                404, f"The model `{parsed.model}` does not exist.", "NotFoundError"
+            )
         self.stats["prompt_tokens"] += parsed.mock.prompt_tokens
         fault = self.picker.pick() if self.picker else Fault.NONE
         self.stats[f"fault_{fault.value}"] += fault is not Fault.NONE

@@ -39,6 +39,7 @@ class ParsedRequest:
     include_usage: bool
     words: tuple[str, ...]
     style: str = "openai"
+    model: str = ""
 
 
 def parse_request(
@@ -64,7 +65,7 @@ def parse_request(
     )
     # llama.cpp ignores stream_options: its streams never carry usage.
     usage = bool(options.get("include_usage")) and style != LLAMA_CPP
-    return ParsedRequest(mock, chat, usage, words, style)
+    return ParsedRequest(mock, chat, usage, words, style, str(obj.get("model") or ""))
 
 
 def _prompt_words(obj: dict[str, Any], *, chat: bool) -> tuple[str, ...]:
