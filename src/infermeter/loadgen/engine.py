@@ -135,8 +135,12 @@ class _PhaseRunner:
         self.stopped_at: int | None = None
         self.grace_end: int | None = None  # None: the completion timeout applies
         self.crash: BaseException | None = None
+        # A SUT that sends at scheduled times itself (remote clients) asks for
+        # its queries this long before they are due.
+        self.ahead = max(0, int(getattr(sut, "issue_ahead_ns", 0) or 0))
         if stop is not None:
             stop.wake_with(self.sink.wake)
+            stop.wake_with(self.sink.interrupt)
 
     # -- issuing -------------------------------------------------------------------
     def issue(
@@ -161,6 +165,9 @@ class _PhaseRunner:
         self.sut.issue_query(batch, self.sink)
 
     def limits_hit(self, q: int, now: int) -> bool:
+        if self.sink.aborted:  # the SUT ended the phase; its reason is logged
+            self.stopped = True
+            return True
         if self.stopping():
             return True  # the reason is logged when the phase ends (``_result``)
         s = self.settings
@@ -186,14 +193,14 @@ class _PhaseRunner:
         self.origin[:] = rel + self.start
         q = 0
         while q < n:
-            due = int(self.origin[q])
+            due = int(self.origin[q]) - self.ahead
             if self.clock.now_ns() < due:
                 self.sleep_until(due)
             now = self.clock.now_ns()
             if self.limits_hit(q, now):
                 return
             window = self.origin[q : q + MAX_BATCH]
-            end = q + int(np.searchsorted(window, now, side="right"))
+            end = q + int(np.searchsorted(window, now + self.ahead, side="right"))
             if self.settings.max_query_count:
                 end = min(end, self.settings.max_query_count)
             if max_async and self.sink.issued - self.sink.done + (end - q) > max_async:
@@ -203,14 +210,11 @@ class _PhaseRunner:
             q = end
 
     def sleep_until(self, due: int) -> None:
-        stop = self.stop
         early = due - STOP_WAKE_MARGIN_NS
-        if (
-            stop is not None
-            and self.clock.now_ns() < early
-            and self.clock.wait_for(stop.event, early)
+        if self.clock.now_ns() < early and self.clock.wait_for(
+            self.sink.interrupt, early
         ):
-            return  # stopped: limits_hit says so next
+            return  # stopped or aborted: limits_hit says so next
         self.clock.sleep_until(due)
 
     def stopping(self) -> bool:
@@ -264,6 +268,8 @@ class _PhaseRunner:
         """
         timeout = self.settings.requested.completion_timeout_ns
         while not self.sink.arm(threshold):
+            if self.sink.aborted:
+                return False
             deadline = self.sink.last_progress_ns + timeout
             if self.stopping():
                 assert self.stop is not None
@@ -383,7 +389,7 @@ def _result(runner: _PhaseRunner) -> PhaseResult:
 def _stop_reason(runner: _PhaseRunner) -> str | None:
     """The stop's reason, and the samples it left in flight, as one run error."""
     stop = runner.stop
-    if not runner.stopped or stop is None:
+    if runner.stopped_at is None or stop is None:
         return None
     reason = stop.reason or "the run was stopped"
     sink = runner.sink
