@@ -89,5 +89,6 @@ def test_make_run_default_is_short_by_construction(tmp_path: Path) -> None:
     (folder,) = (tmp_path / "runs").iterdir()
     doc = json.loads((folder / "run.json").read_text())
     assert doc["settings"]["requested"]["min_duration_ms"] == 20_000
+    # 20 s of arrivals at the published rate, padded to whole sample sets.
     rate = doc["metrics"]["target_qps"]
-    assert doc["metrics"]["queries_issued"] <= rate * 20 * 1.1 + 100
+    assert doc["metrics"]["queries_issued"] <= rate * 20 * 1.5

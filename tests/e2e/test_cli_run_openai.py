@@ -94,11 +94,12 @@ def test_server_run_is_valid_with_token_early_stopping(
     assert run["metrics"]["samples_failed"] == 0
     # The mock waits 30 ms, then 3 ms per token (8 tokens), its timers exact to
     # 1 ms: no first token sooner, each timed at the first chunk (before the
-    # answer ends), no answer shorter.
+    # answer ends), no answer shorter. (TPOT itself has no such bound: a late
+    # first chunk shortens the span it divides.)
     metrics, timer_ns = run["metrics"], 1e6
     assert 30e6 - timer_ns <= metrics["ttft_ns"]["p50"] < metrics["latency_ns"]["p50"]
     assert metrics["latency_ns"]["min"] >= 30e6 + 7 * 3e6 - timer_ns
-    assert metrics["tpot_ns"]["p50"] >= 3e6 - timer_ns
+    assert metrics["tpot_ns"]["p50"] > 0
     assert (folder / "mlperf_log_detail.txt").exists()
 
 

@@ -53,13 +53,15 @@ def test_measured_ttft_tpot_tps_are_bounded_by_the_timed_mock() -> None:
     assert (ttft_s >= TTFT_S - TIMER_S).all()
     assert m.ttft_ns.shape == m.latency_ns.shape and (m.ttft_ns < m.latency_ns).all()
     assert (m.latency_ns / 1e9 >= TTFT_S + (OUT - 1) * ITL_S - TIMER_S).all()
-    # TPOT over OUT - 1 gaps: a median below ITL would mean a miscount.
-    assert np.median(m.tpot_ns) / 1e9 >= ITL_S * 0.95
+    # TPOT divides the span from the first chunk to the last by OUT - 1 (a late
+    # first chunk shortens the span, so TPOT has no lower bound here).
+    first_ns = m.latency_ns - m.ttft_ns
+    assert np.array_equal(m.tpot_ns, first_ns // (OUT - 1))
     # Each of 8 users produces OUT tokens every TTFT + (OUT - 1) * ITL seconds at
-    # best: delays only lower the rates.
+    # best: delays only lower the system's rate.
     per_request_s = TTFT_S + (OUT - 1) * ITL_S
     assert 0 < m.system_tps <= 8 * OUT / per_request_s * 1.02
-    assert m.tps_per_user is not None and 0 < m.tps_per_user <= 1 / ITL_S * 1.05
+    assert m.tps_per_user is not None and m.tps_per_user > 0
     assert result.sut_stats["requests"] == 32  # warm-up left out
     assert result.certification.requests == 32
 
@@ -196,11 +198,16 @@ def test_random_distributions_measured_within_2_percent_of_the_draws() -> None:
     )
     plans = [timing.plan(MockRequest(8, out)) for _ in range(warm + n)][warm:]
     drawn_ttft = np.mean([p.ttft_s for p in plans])
-    drawn_tpot = np.mean([np.mean(p.gaps_s) for p in plans if p.gaps_s is not None])
+    drawn_e2e = np.mean(
+        [
+            p.ttft_s + (float(p.gaps_s.sum()) if p.gaps_s is not None else 0.0)
+            for p in plans
+        ]
+    )
     m = result.metrics
     assert m.completed == n
     # Each first token comes no sooner than its drawn TTFT (so the means
     # follow), and before its stream's end (first chunk, not last).
     assert np.mean(m.ttft_ns) / 1e9 >= drawn_ttft - TIMER_S
     assert (m.ttft_ns < m.latency_ns).all()
-    assert np.mean(m.tpot_ns) / 1e9 >= drawn_tpot * 0.95
+    assert np.mean(m.latency_ns) / 1e9 >= drawn_e2e - TIMER_S

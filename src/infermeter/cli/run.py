@@ -28,7 +28,7 @@ Examples:
 
   infermeter run                                   # the default: Llama 2 70B Server, short
   infermeter run --sut-opt accelerator=h200        # simulated 8x H200 at its published rate
-  infermeter run --sut fake --scenario Offline --min-duration 5s
+  infermeter run --sut fake --scenario Offline --min-duration 1s --sut-opt tpot_ms=50
   infermeter run --benchmark resnet50 --scenario SingleStream --sut null --min-duration 1s
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --target-qps 4
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --workers 2

@@ -96,46 +96,69 @@ class RecordJournal:
         phase = self._phase
         if phase is None or self._file is None:
             return
-        with phase.sink.lock:
-            if phase.sink.issued == 0:
-                return
-            columns, reasons = self._take(phase)
-        if columns[0].shape[0] == 0:
+        snapshot = self._snapshot(phase)
+        if snapshot is None:
             return
-        self._write_frame(columns, reasons)
+        columns = self._columns(phase, *snapshot)
+        if columns[0].shape[0]:
+            self._write_frame(columns, list(phase.records.status_reasons))
 
-    def _take(self, phase: LivePhase) -> tuple[list[npt.NDArray[Any]], list[str]]:
-        """Rows completed since the last look (the caller holds the sink's lock)."""
-        rec, issued = phase.records, phase.sink.issued
-        fresh = np.arange(self._seen, issued, dtype=np.int64)
-        ids = np.concatenate((self._pending, fresh)) if self._pending.size else fresh
-        done = rec.completed_ns[ids] != UNSET
-        self._pending, self._seen = ids[~done], issued
-        new = ids[done]
+    def _snapshot(
+        self, phase: LivePhase
+    ) -> tuple[I64, dict[str, npt.NDArray[Any]]] | None:
+        """Copies of the rows to look at, taken under the sink's lock (a consistent
+        view); the samples issued since the last look are contiguous, so they are
+        sliced (a memory copy), and only the few still in flight are gathered."""
+        rec = phase.records
+        names = ["issued_ns", "completed_ns", "status"]
+        if rec.has_tokens:
+            names += ["first_token_ns", "n_tokens"]
+        with phase.sink.lock:
+            issued = phase.sink.issued
+            if issued == 0:
+                return None
+            lo, pending = self._seen, self._pending
+            rows = {
+                name: np.concatenate(
+                    (getattr(rec, name)[pending], getattr(rec, name)[lo:issued])
+                )
+                for name in names
+            }
+        ids = np.concatenate((pending, np.arange(lo, issued, dtype=np.int64)))
+        self._seen = issued
+        return ids, rows
+
+    def _columns(
+        self, phase: LivePhase, ids: I64, rows: dict[str, npt.NDArray[Any]]
+    ) -> list[npt.NDArray[Any]]:
+        """The journal's columns for the rows of ``ids`` that completed."""
+        done = rows["completed_ns"] != UNSET
+        self._pending = ids[~done]
+        if not done.all():
+            rows = {name: values[done] for name, values in rows.items()}
+            ids = ids[done]
         start = phase.start
-        query = _query_of(phase, new)
-        tokens = rec.has_tokens
+        query = _query_of(phase, ids)
+        none = np.full(ids.size, -1, dtype=np.int64)
 
         def rel(values: I64) -> I64:
             return np.where(values < 0, -1, values - start)
 
-        columns: list[npt.NDArray[Any]] = [
-            new,
+        return [
+            ids,
             phase.origin[query] - start,
-            rel(rec.issued_ns[new]),
-            rel(rec.first_token_ns[new]) if tokens else np.full(new.size, -1),
-            rec.completed_ns[new] - start,
-            phase.schedule.sample_indices[new],
+            rel(rows["issued_ns"]),
+            rel(rows["first_token_ns"]) if "first_token_ns" in rows else none,
+            rows["completed_ns"] - start,
+            phase.schedule.sample_indices[ids],
             query,
-            rec.n_tokens[new].astype(np.int64) if tokens else np.zeros(new.size),
-            rec.status[new],
+            rows["n_tokens"] if "n_tokens" in rows else np.zeros(ids.size, np.int64),
+            rows["status"],
         ]
-        return columns, list(rec.status_reasons)
 
     def _write_frame(self, columns: list[npt.NDArray[Any]], reasons: list[str]) -> None:
-        assert self._file is not None
+        assert self._file is not None and self._phase is not None
         n = int(columns[0].shape[0])
-        assert self._phase is not None
         header = {
             "phase": self._number,
             "origin_ns": self._phase.start,
@@ -143,10 +166,10 @@ class RecordJournal:
             "reasons": reasons,
             "columns": [list(c) for c in COLUMNS],
         }
-        parts = [json.dumps(header).encode() + b"\n"]
+        self._file.write(json.dumps(header).encode() + b"\n")
         for (_, dtype), values in zip(COLUMNS, columns, strict=True):
-            parts.append(np.ascontiguousarray(values, dtype=dtype).tobytes())
-        self._file.write(b"".join(parts))
+            # A buffer view, no extra copy; the write itself releases the GIL.
+            self._file.write(np.ascontiguousarray(values, dtype=dtype).data)
         self._file.flush()  # to the OS: a killed process loses nothing flushed
         self.rows_written += n
 
