@@ -203,9 +203,14 @@ class RemoteClientSUT:
 
     # -- SystemUnderTest -------------------------------------------------
     def issue_query(self, batch: QueryBatch, sink: CompletionSink) -> None:
-        if self._dead is not None:
-            raise SUTError(self._dead)
         self._sink = sink
+        if self._dead is not None:  # a client is gone: this phase ends with its error
+            sink.fail(batch.ids, self._dead)
+            abort = getattr(sink, "abort", None)
+            if not callable(abort):
+                raise SUTError(self._dead)
+            abort(self._dead)
+            return
         wants = sink.wants_data(batch.ids)
         n = len(self._clients)
         owner = batch.ids % n
