@@ -18,6 +18,7 @@ from infermeter.errors import DatasetError
 
 if TYPE_CHECKING:
     from infermeter.loadgen.interfaces import IndexArray
+    from infermeter.workloads.datasets.media_files import MediaFile
     from infermeter.workloads.datasets.tokenizer import Tokenizer
 
 Reference = str | tuple[str, ...] | int | None
@@ -31,7 +32,8 @@ class Sample:
     (multi-turn) samples, ``output_tokens`` the expected output length,
     ``image`` a CHW float32 tensor for vision, ``reference`` the expected answer
     (text, acceptable answers, or a class label), ``task`` the sub-dataset of
-    mixed sets (mixtral: OpenOrca / GSM8K / MBXP) that picks the metric.
+    mixed sets (mixtral: OpenOrca / GSM8K / MBXP) that picks the metric,
+    ``media`` the encoded files sent with the request (images, audio).
     """
 
     index: int
@@ -42,6 +44,7 @@ class Sample:
     image: npt.NDArray[np.float32] | None = None
     reference: Reference = None
     task: str | None = None
+    media: tuple[MediaFile, ...] = ()
 
     @property
     def input_tokens(self) -> int | None:

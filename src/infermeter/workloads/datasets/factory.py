@@ -8,9 +8,14 @@ from pathlib import Path
 
 from infermeter.errors import ConfigError, DatasetError
 from infermeter.workloads.benchmark import Benchmark
-from infermeter.workloads.datasets import formats, tables
+from infermeter.workloads.datasets import formats, media_formats, tables
 from infermeter.workloads.datasets.base import DatasetQSL, SampleSource
 from infermeter.workloads.datasets.lengths import LengthSpec, fixed
+from infermeter.workloads.datasets.media_synthetic import (
+    SyntheticCaptions,
+    SyntheticSpeech,
+    SyntheticVisionChat,
+)
 from infermeter.workloads.datasets.synthetic import (
     SyntheticImages,
     SyntheticPrompts,
@@ -79,6 +84,11 @@ READERS: dict[str, Callable[[Path, DatasetOptions], SampleSource]] = {
     "imagenet": lambda p, o: formats.ImageList(p, o.image_dir),
     "sharegpt": lambda p, o: formats.sharegpt(p),
     "multi-turn": lambda p, o: formats.multi_turn(p),
+    "image-folder": lambda p, o: media_formats.ImageFolder(p),
+    "vlm-jsonl": lambda p, o: media_formats.VisionJsonl(p),
+    "librispeech": lambda p, o: media_formats.AudioList(p),
+    "coco-captions": lambda p, o: media_formats.coco_captions(p),
+    "prompt-list": lambda p, o: media_formats.prompt_list(p),
 }
 FORMATS = (*sorted(READERS), "synthetic")
 
@@ -99,7 +109,7 @@ def build_qsl(
         path = Path(dataset_path)
         if not path.exists():
             raise DatasetError(f"Dataset file {str(path)!r} not found; check the path.")
-        name = fmt or sniff_format(path) or benchmark.dataset_format
+        name = fmt or _sniff_for(benchmark, path)
         reader = READERS.get(name)
         if reader is None:
             raise ConfigError(
@@ -123,6 +133,9 @@ def _synthetic(
     count = opts.samples or min(
         bench.performance_sample_count or SYNTHETIC_TEXT_SAMPLES, SYNTHETIC_TEXT_SAMPLES
     )
+    media = _synthetic_media(bench, opts, count)
+    if media is not None:
+        return media
     if bench.dataset_format == "squad":
         return SyntheticSquad(count, seed=opts.seed)
     return SyntheticPrompts(
@@ -136,8 +149,42 @@ def _synthetic(
     )
 
 
+def _synthetic_media(
+    bench: Benchmark, opts: DatasetOptions, count: int
+) -> SampleSource | None:
+    kind = media_formats.modality(bench)
+    # Pictures and audio are large: fewer of them unless the user asks.
+    heavy = opts.samples or min(count, SYNTHETIC_IMAGE_SAMPLES)
+    if kind == "vision-chat":
+        return SyntheticVisionChat(
+            heavy,
+            input_len=opts.input_len or fixed(bench.synthetic_input_tokens or 32),
+            output_len=opts.output_len or fixed(bench.synthetic_output_tokens or 128),
+            seed=opts.seed,
+        )
+    if kind == "speech":
+        return SyntheticSpeech(heavy, seed=opts.seed)
+    if kind in ("text-to-image", "text-to-video"):
+        return SyntheticCaptions(count, seed=opts.seed)
+    return None
+
+
+def _sniff_for(bench: Benchmark, path: Path) -> str:
+    """The format of ``path``; a multimodal benchmark looks for its media formats first."""
+    if media_formats.modality(bench) is not None:
+        media = media_formats.sniff_media(path)
+        if media is not None:
+            return media
+        if bench.dataset_format in READERS:
+            return bench.dataset_format
+    return sniff_format(path) or bench.dataset_format
+
+
 def sniff_format(path: Path) -> str | None:
     """Guess a file's format from its name and first bytes (None: no idea)."""
+    media = media_formats.sniff_media(path)
+    if media is not None and path.suffix.lower() not in (".json", ".txt"):
+        return media
     suffix = path.suffix.lower()
     by_suffix = {
         ".pkl": "pickle",
@@ -153,7 +200,7 @@ def sniff_format(path: Path) -> str | None:
             first = fh.readline()
         return "multi-turn" if '"messages"' in first else "jsonl"
     if suffix == ".json":
-        return _sniff_json(path)
+        return _sniff_json(path) or media
     return None
 
 
