@@ -21,6 +21,8 @@ import numpy as np
 from infermeter.clock import Clock, MonotonicClock
 from infermeter.errors import ConfigError, SUTProtocolError, SUTTimeoutError
 from infermeter.loadgen.interfaces import CompletionSink, QueryBatch, SystemUnderTest
+from infermeter.suts.media_exchange import media_exchange, response_bytes
+from infermeter.suts.openai_media import with_media_api
 from infermeter.suts.openai_options import config_from_options, prompts_for
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig, build_body
 from infermeter.suts.prompts import PromptSource
@@ -42,6 +44,8 @@ class HttpStatusError(Exception):
 
 class OpenAIHttpSUT:
     """Sends each sample to ``/v1/completions`` or ``/v1/chat/completions``.
+
+    Or to a media API (transcriptions, images, videos: ``media_exchange``).
 
     Use as a context manager, or call ``close()``: it owns a thread.
     """
@@ -68,6 +72,7 @@ class OpenAIHttpSUT:
         self._headers = {"Content-Type": "application/json"}
         if api_key is not None:
             self._headers["Authorization"] = api_key.header()
+        self._media = media_exchange(config, self._headers)
         self.tally = TokenTally()
         self.failures: Counter[str] = Counter()
         self.completed = 0
@@ -208,7 +213,7 @@ class OpenAIHttpSUT:
             return
         n_tokens = count_tokens(outcome, self._tokenizer, self.tally)
         self.completed += 1
-        data = [outcome.text.encode()] if want else None
+        data = [response_bytes(outcome)] if want else None
         sink.complete(ids, n_tokens=n_tokens, data=data)
 
     def _fail(self, ids: np.ndarray, reason: str, sink: CompletionSink) -> None:
@@ -249,6 +254,10 @@ class OpenAIHttpSUT:
         total: float | None,
     ) -> StreamOutcome:
         assert self._session is not None
+        if self._media is not None:
+            return await self._media.exchange(
+                self._session, body, sink, ids, state, scope, total
+            )
         url = self.config.endpoint
         async with self._session.post(url, data=body, headers=self._headers) as resp:
             if resp.status != 200:
@@ -331,7 +340,7 @@ def create_http_sut(
 
 @register("openai")
 def _create(context: SutContext) -> SystemUnderTest:
-    config, key = config_from_options(context.options)
+    config, key = config_from_options(with_media_api(context))
     return create_http_sut(
         config, prompts_for(context.qsl), api_key=key, clock=context.clock
     )

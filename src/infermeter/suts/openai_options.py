@@ -3,7 +3,8 @@
 Options (all ``key=value``): url, model, api, stream, max_tokens, temperature,
 ignore_eos, min_tokens, include_usage, extra_body (JSON), tokenizer,
 connect_timeout, first_token_timeout, timeout (seconds), max_connections,
-max_in_flight, uvloop, api_key_env, api_key_file.
+max_in_flight, uvloop, api_key_env, api_key_file; for the media APIs
+response_format, size, poll_interval (seconds) and video_form.
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ KNOWN = [
     "api_key_env",
     "api_key_file",
     "workers",
+    "response_format",
+    "size",
+    "poll_interval",
+    "video_form",
 ]
 
 
@@ -73,6 +78,10 @@ def config_from_options(options: dict[str, str]) -> tuple[OpenAIConfig, ApiKey |
         tokenizer_file=options.get("tokenizer"),
         use_uvloop=o.flag("uvloop", True),
         workers=o.integer("workers") or 1,
+        response_format=options.get("response_format"),
+        size=options.get("size"),
+        poll_interval_s=o.number("poll_interval", 0.25) or 0.0,
+        video_form=options.get("video_form", "multipart"),
     )
     config.validate()
     key = ApiKey.load(env=options.get("api_key_env"), file=options.get("api_key_file"))
@@ -144,6 +153,7 @@ class QSLPrompts:
             if messages is None
             else [{"role": role, "content": content} for role, content in messages],
             max_tokens=getattr(sample, "output_tokens", None),
+            media=getattr(sample, "media", ()),
         )
 
 
