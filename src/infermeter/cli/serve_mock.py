@@ -38,8 +38,20 @@ def serve_mock_command(
     workers: Annotated[
         int, typer.Option(min=1, help="Server processes sharing the port.")
     ] = 1,
+    video_sync: Annotated[
+        bool,
+        typer.Option(
+            help="POST /v1/videos answers with the video (vLLM-Omni style), not a job."
+        ),
+    ] = False,
 ) -> None:
-    """Serve /v1/completions and /v1/chat/completions (streamed or not) until Ctrl-C.
+    """Serve the OpenAI API (text, chat with images, audio, images, videos) until Ctrl-C.
+
+    Routes: /v1/completions and /v1/chat/completions (streamed or not; chat
+    messages may carry image_url / input_audio parts), /v1/audio/transcriptions
+    (multipart upload, streamed with stream=true), /v1/images/generations,
+    /v1/videos (job, status and content). Malformed requests get a 400 with
+    the reason; GET /received lists what the latest multimodal requests held.
 
     Modes: echo (answers the prompt's words), max-throughput (no compute: shows
     what the client can do), timed (TTFT, inter-token gap and output length
@@ -54,6 +66,8 @@ def serve_mock_command(
       infermeter serve-mock --mode timed --ttft normal:0.2,0.02 --itl const:0.02
 
       infermeter serve-mock --mode faults --error-rate 0.05 --reset-rate 0.02
+
+      infermeter serve-mock --mode timed --port 8001 --video-sync
     """
     faults = FaultConfig(
         error_rate=error_rate,
@@ -71,6 +85,7 @@ def serve_mock_command(
         output_tokens=output_tokens,
         faults=faults,
         seed=seed,
+        video_sync=video_sync,
     )
 
     def announce(bound: int) -> None:
