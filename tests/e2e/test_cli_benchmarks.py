@@ -7,6 +7,7 @@ import json
 from typer.testing import CliRunner
 
 from infermeter.cli.main import app
+from infermeter.workloads.conf_rules import conf_models
 from infermeter.workloads.registry import unregister_custom
 
 runner = CliRunner()
@@ -17,6 +18,24 @@ def test_list_shows_every_benchmark() -> None:
     assert result.exit_code == 0, result.output
     for name in ("llama2-70b", "resnet50", "3d-unet", "gpt-oss-120b"):
         assert name in result.output
+
+
+def test_list_names_every_conf_model() -> None:
+    result = runner.invoke(app, ["benchmarks"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    cells = {
+        cell.strip() for line in result.output.splitlines() for cell in line.split("│")
+    }
+    missing = [m for m in conf_models() if m not in cells]
+    assert missing == []
+
+
+def test_show_new_benchmark_with_sources() -> None:
+    result = runner.invoke(app, ["benchmarks", "show", "whisper"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "1633" in result.output
+    assert "96.9536" in result.output  # (100 - 2.0671) * 0.99
+    assert "checker v6.0" in result.output
 
 
 def test_list_json() -> None:

@@ -39,6 +39,35 @@ def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:g} ms"
 
 
+_SHORT = {
+    "SingleStream": "SS",
+    "MultiStream": "MS",
+    "Server": "Server",
+    "Offline": "Offline",
+    "Interactive": "Interactive",
+}
+
+
+def _scenario_list(scenarios: tuple[str, ...]) -> str:
+    return ", ".join(_SHORT.get(s, s) for s in scenarios) or "-"
+
+
+def _conf_names(b: Benchmark) -> list[str]:
+    names = list(b.conf_models)
+    if b.interactive_conf_model:
+        names.append(b.interactive_conf_model)
+    return names
+
+
+def _server_bound(b: Benchmark) -> str:
+    """The Server scenario's constraint: TTFT/TPOT, an end-to-end latency, or none."""
+    if "Server" not in b.scenarios:
+        return "-"
+    if b.ttft_ms is not None:
+        return f"TTFT {_ms(b.ttft_ms)} / TPOT {_ms(b.tpot_ms)}"
+    return _ms(b.server_target_latency_ms)
+
+
 @benchmarks_app.callback()
 def list_command(
     ctx: typer.Context, file: FileOpt = None, as_json: JsonOpt = False
@@ -55,23 +84,22 @@ def list_command(
     table = Table(
         title="Benchmarks (MLPerf Inference rules; infermeter results are unverified)"
     )
-    for column in (
-        "name",
-        "task",
-        "scenarios",
-        "server latency",
-        "TTFT / TPOT",
-        "accuracy",
-    ):
+    table.add_column("name", no_wrap=True)
+    table.add_column("conf model(s)", no_wrap=True)  # every conf model, never cut
+    for column in ("task", "datacenter", "edge", "runs", "Server bound", "accuracy"):
         table.add_column(column)
     for b in benches:
-        limits = (
-            f"{_ms(b.ttft_ms)} / {_ms(b.tpot_ms)}" if b.ttft_ms is not None else "-"
+        table.add_row(
+            b.name + (" (retired)" if b.retired else ""),
+            "\n".join(_conf_names(b)),
+            b.task,
+            _scenario_list(b.datacenter_scenarios),
+            _scenario_list(b.edge_scenarios),
+            _scenario_list(b.scenarios),
+            _server_bound(b),
+            ", ".join(t.metric for t in b.accuracy),
         )
-        server = _ms(b.server_target_latency_ms) if not b.use_token_latencies else "-"
-        metrics = ", ".join(t.metric for t in b.accuracy)
-        table.add_row(b.name, b.task, ", ".join(b.scenarios), server, limits, metrics)
-    Console(width=160).print(table)
+    Console(width=200).print(table)
 
 
 @benchmarks_app.command("show")
@@ -97,11 +125,16 @@ def show_command(
 def _rules_table(b: Benchmark) -> Table:
     table = Table(title=f"{b.name} ({b.task})", show_header=False)
     rows: list[tuple[str, str]] = [
-        ("conf model(s)", ", ".join(b.conf_models)),
+        ("conf model(s)", ", ".join(_conf_names(b))),
         ("dataset", f"{b.dataset} [format: {b.dataset_format}]"),
-        ("scenarios", ", ".join(b.scenarios)),
+        ("dataset samples", _count(b.dataset_samples, b.accuracy_samples)),
+        ("rules", f"{b.rules_round or '-'}" + (" (retired)" if b.retired else "")),
+        ("datacenter scenarios", _scenario_list(b.datacenter_scenarios)),
+        ("edge scenarios", _scenario_list(b.edge_scenarios)),
+        ("infermeter runs", ", ".join(b.scenarios)),
         ("performance sample count", str(b.performance_sample_count)),
         ("Server target latency", _ms(b.server_target_latency_ms)),
+        ("MultiStream latency hint", _ms(b.multistream_target_latency_ms)),
         ("TTFT / TPOT (Server, p99)", f"{_ms(b.ttft_ms)} / {_ms(b.tpot_ms)}"),
         (
             "TTFT / TPOT (Interactive)",
@@ -119,14 +152,24 @@ def _rules_table(b: Benchmark) -> Table:
             high = "" if upper is None else f" .. {upper:.4f}"
             bounds.append(f"{level * 100:g}%: >= {low}{high}")
         ref = "-" if target.reference is None else f"{target.reference:g}"
+        source = f" [{target.source}]" if target.source else ""
         rows.append(
-            (f"accuracy {target.metric}", f"reference {ref}; " + "; ".join(bounds))
+            (
+                f"accuracy {target.metric}",
+                f"reference {ref}; " + "; ".join(bounds) + source,
+            )
         )
     if b.notes:
         rows.append(("notes", b.notes))
+    rows += [("source", line) for line in b.sources]
     for key, value in rows:
         table.add_row(key, value)
     return table
+
+
+def _count(samples: int | None, accuracy: int | None) -> str:
+    text = "-" if samples is None else str(samples)
+    return text if accuracy is None else f"{text} ({accuracy} for accuracy)"
 
 
 def _token_mode(b: Benchmark) -> str:

@@ -57,15 +57,21 @@ def dataset_options(
     seed: int,
     input_len: str | None,
     output_len: str | None,
+    prompts: str | None = None,
 ) -> DatasetOptions:
     """``DatasetOptions`` from the dataset flags of ``run`` and ``sweep``."""
     from infermeter.workloads.datasets.factory import DatasetOptions
     from infermeter.workloads.datasets.lengths import parse_length
+    from infermeter.workloads.datasets.shapes import parse_prompt_shape
 
+    shape = parse_prompt_shape(prompts or "random")
     return DatasetOptions(
         columns=parse_key_values(columns, flag="--dataset-column"),
         tokenizer=tokenizer,
         seed=seed,
         input_len=parse_length(input_len) if input_len else None,
         output_len=parse_length(output_len) if output_len else None,
+        shared_prefix_tokens=shape.prefix_tokens,
+        num_prefixes=shape.groups,
+        conversation_turns=shape.turns if shape.kind == "multi-turn" else 0,
     )

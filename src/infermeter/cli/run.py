@@ -23,6 +23,8 @@ Examples:
   infermeter run --sut fake --scenario Offline --min-duration 5s
   infermeter run --benchmark resnet50 --scenario SingleStream --sut null --min-duration 1s
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --target-qps 4
+  infermeter run --sut openai --url http://127.0.0.1:8001/v1 --url http://127.0.0.1:8002/v1 \
+                 --routing prefix --model m --target-qps 4    # a fleet of two replicas
   infermeter run --user-conf user.conf --output-dir runs/my-run --json
   infermeter run --engine mlcommons --sut null --scenario Offline   # official LoadGen
 """
@@ -53,7 +55,17 @@ def run_command(
         list[str], typer.Option("--sut-opt", help="SUT option key=value (repeatable).")
     ] = [],  # noqa: B006
     url: Annotated[
-        str | None, typer.Option(help="Endpoint base URL (openai SUT).")
+        list[str],
+        typer.Option(
+            help="Endpoint base URL (openai SUT); repeat it, one per replica, for a fleet."
+        ),
+    ] = [],  # noqa: B006 - typer needs a literal default
+    routing: Annotated[
+        str | None,
+        typer.Option(
+            help="Fleet routing over the --url replicas: round-robin, "
+            "least-outstanding or prefix (KV-aware)."
+        ),
     ] = None,
     model: Annotated[
         str | None, typer.Option(help="Model name sent to the endpoint (openai SUT).")
@@ -118,6 +130,13 @@ def run_command(
     output_len: Annotated[
         str | None, typer.Option(help="Synthetic output lengths (same forms).")
     ] = None,
+    prompts: Annotated[
+        str | None,
+        typer.Option(
+            help="Synthetic prompt shape: random, shared-prefix:GROUPS:TOKENS "
+            "(shared system prompts) or multi-turn:TURNS (growing conversations)."
+        ),
+    ] = None,
     dataset_seed: Annotated[int, typer.Option(help="Seed of synthetic data.")] = 0,
     output_dir: Annotated[
         Path | None, typer.Option(help="Write the run folder exactly here.")
@@ -150,7 +169,8 @@ def run_command(
 
     options = parse_key_values(sut_opt, flag="--sut-opt")
     for key, value in (
-        ("url", url),
+        ("url", ",".join(url) if url else None),
+        ("routing", routing),
         ("model", model),
         ("api", api),
         ("api_key_env", api_key_env),
@@ -193,6 +213,7 @@ def run_command(
             seed=dataset_seed,
             input_len=input_len,
             output_len=output_len,
+            prompts=prompts,
         ),
         total_sample_count=total_sample_count,
         output_dir=output_dir,

@@ -22,6 +22,8 @@ Examples:
   infermeter sweep --url URL --model m --search --ttft-ms 2000 --tpot-ms 200 --duration 30
 
   infermeter sweep --url URL --model m --replay --trace mooncake.jsonl --speed 2
+
+  infermeter sweep --url URL1 --url URL2 --routing prefix --model m --rates 5,10
 """
 
 
@@ -31,8 +33,17 @@ def _split(text: str | None) -> list[float]:
 
 @app.command("sweep", epilog=EXAMPLES)
 def sweep_command(
-    url: Annotated[str, typer.Option(help="Endpoint base URL, e.g. http://h:8000/v1.")],
+    url: Annotated[
+        list[str],
+        typer.Option(
+            help="Endpoint base URL, e.g. http://h:8000/v1; repeat it, one per replica."
+        ),
+    ],
     model: Annotated[str, typer.Option(help="Model name sent to the endpoint.")],
+    routing: Annotated[
+        str,
+        typer.Option(help="Fleet routing: round-robin, least-outstanding, prefix."),
+    ] = "round-robin",
     api: Annotated[str, typer.Option(help="completions or chat.")] = "completions",
     api_key_env: Annotated[
         str | None, typer.Option(help="Env var with the key.")
@@ -57,6 +68,12 @@ def sweep_command(
     warmup: Annotated[int, typer.Option(help="Warm-up requests per point.")] = 0,
     input_tokens: Annotated[int, typer.Option(help="Synthetic prompt words.")] = 128,
     output_tokens: Annotated[int, typer.Option(help="max_tokens per request.")] = 128,
+    prompts: Annotated[
+        str,
+        typer.Option(
+            help="Prompt shape: random, shared-prefix:GROUPS:TOKENS, multi-turn:TURNS."
+        ),
+    ] = "random",
     trace: Annotated[Path | None, typer.Option(help="JSONL trace for prompts.")] = None,
     sut_opt: Annotated[list[str], typer.Option("--sut-opt", help="key=value.")] = [],  # noqa: B006
     seed: Annotated[int, typer.Option(help="Seed of arrivals and prompts.")] = 0,
@@ -75,7 +92,7 @@ def sweep_command(
     from infermeter.runs.sweep import Limits
 
     options = parse_key_values(sut_opt, flag="--sut-opt")
-    options.update(url=url, model=model, api=api)
+    options.update(url=",".join(url), model=model, api=api, routing=routing)
     if api_key_env:
         options["api_key_env"] = api_key_env
     base = LoadSpec(
@@ -98,6 +115,7 @@ def sweep_command(
         limits=Limits(ttft_ms=ttft_ms, tpot_ms=tpot_ms, percentile=percentile),
         input_tokens=input_tokens,
         output_tokens=output_tokens,
+        prompts=prompts,
         trace=trace,
         out_dir=out,
     )

@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from infermeter.loadgen.runner import RunOutcome
 from infermeter.loadgen.summary import sample_origins
+from infermeter.runs.fleet_stats import fleet_block
 from infermeter.runs.selfcert import CertBounds, CpuMeter, certify
 
 I64 = npt.NDArray[np.int64]
@@ -24,6 +25,7 @@ class ClientReport:
         None  # absolute engine-clock send time per sample id, -1 = none
     )
     certification: dict[str, object] = field(default_factory=dict)
+    fleet: dict[str, Any] | None = None  # per-replica figures of a fleet SUT
 
 
 def collect(sut: object, outcome: RunOutcome, meter: CpuMeter) -> ClientReport:
@@ -33,6 +35,7 @@ def collect(sut: object, outcome: RunOutcome, meter: CpuMeter) -> ClientReport:
     if callable(stats):
         report.stats = stats()
     phase = outcome.performance
+    report.fleet = fleet_block(sut, report.stats, phase)
     if phase is None:
         return report
     n = phase.samples_issued

@@ -15,8 +15,12 @@ from infermeter.runs.load import LoadSpec
 from infermeter.runs.sweep import Limits, SweepResult, find_peak, load_runner, sweep
 from infermeter.runs.trace import TracePrompts, load_trace
 from infermeter.suts.openai_http import create_http_sut
-from infermeter.suts.openai_options import config_from_options
+from infermeter.suts.openai_options import QSLPrompts, config_from_options
 from infermeter.suts.prompts import PromptSource, SyntheticPrompts
+from infermeter.workloads.datasets.base import Sample, SampleSource
+from infermeter.workloads.datasets.factory import synthetic_text
+from infermeter.workloads.datasets.lengths import fixed
+from infermeter.workloads.datasets.shapes import parse_prompt_shape
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +39,7 @@ class SweepRequest:
     input_tokens: int = 128
     output_tokens: int = 128
     samples: int = 1024
+    prompts: str | None = None  # --prompts shape (workloads/datasets/shapes.py)
     trace: Path | None = None
     out_dir: Path | None = None
 
@@ -81,6 +86,16 @@ def _prompts(request: SweepRequest) -> tuple[PromptSource, int]:
     if request.trace is not None:
         trace = load_trace(request.trace)
         return TracePrompts(trace), len(trace)
+    if request.prompts and request.prompts != "random":
+        shape = parse_prompt_shape(request.prompts)
+        source = synthetic_text(
+            request.samples,
+            shape,
+            input_len=fixed(request.input_tokens),
+            output_len=fixed(request.output_tokens),
+            seed=request.base.seed,
+        )
+        return QSLPrompts(_Reader(source)), len(source)
     prompts = SyntheticPrompts(
         request.samples,
         input_tokens=request.input_tokens,
@@ -88,3 +103,13 @@ def _prompts(request: SweepRequest) -> tuple[PromptSource, int]:
         seed=request.base.seed,
     )
     return prompts, request.samples
+
+
+class _Reader:
+    """A sample source seen as a QSL with ``sample(i)`` (what QSLPrompts reads)."""
+
+    def __init__(self, source: SampleSource) -> None:
+        self._source = source
+
+    def sample(self, index: int) -> Sample:
+        return self._source.read(index % len(self._source))

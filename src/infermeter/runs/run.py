@@ -26,7 +26,11 @@ from infermeter.suts.registry import SutContext, create_sut
 from infermeter.workloads.accuracy.scorer import score_accuracy_log
 from infermeter.workloads.benchmark import Benchmark
 from infermeter.workloads.datasets.base import DatasetQSL
-from infermeter.workloads.datasets.factory import DatasetOptions, build_qsl
+from infermeter.workloads.datasets.factory import (
+    DatasetOptions,
+    build_qsl,
+    prompt_shape_of,
+)
 from infermeter.workloads.registry import get_benchmark
 
 OVERRIDABLE = {
@@ -132,6 +136,7 @@ def execute(
 
         request = with_sim_defaults(request, bench.name)
     settings, warnings = build_settings(request, bench)
+    warnings += _scenario_warning(bench, request.scenario)
     clock = clock or MonotonicClock()
     qsl = _qsl(request, bench)
     folder = request.output_dir or default_run_dir(bench.name, request.scenario.value)
@@ -166,6 +171,8 @@ def execute(
     )
     meta = _meta(request, bench, qsl, outcome, warnings, power)
     meta["client"] = client.certification
+    if client.fleet is not None:
+        meta["fleet"] = client.fleet
     if client.stats is not None:
         meta["sut"]["stats"] = client.stats
     if isinstance(outcome, OfficialOutcome):
@@ -241,6 +248,7 @@ def _dataset_meta(request: RunRequest, qsl: DatasetQSL) -> dict[str, Any]:
         "format": "synthetic" if synthetic else request.dataset_format,
         "seed": opts.seed,
         "tokenizer_path": str(opts.tokenizer) if opts.tokenizer else None,
+        "prompts": prompt_shape_of(opts).describe() if synthetic else None,
         "total_sample_count": qsl.total_sample_count,
         "performance_sample_count": qsl.performance_sample_count,
     }
@@ -252,6 +260,15 @@ def _score_accuracy(folder: Path, bench: Benchmark, qsl: DatasetQSL) -> dict[str
         return score_accuracy_log(folder, bench, qsl).to_dict()
     except InfermeterError as exc:
         return {"error": str(exc), "passed": None}
+
+
+def _scenario_warning(bench: Benchmark, scenario: Scenario) -> list[str]:
+    if scenario.value in bench.scenarios:
+        return []
+    return [
+        f"{bench.name} has no {scenario.value} scenario in the MLPerf rules (it has "
+        f"{', '.join(bench.scenarios)}); this run uses mlperf.conf's generic defaults"
+    ]
 
 
 def _benchmark(name: str) -> Benchmark:

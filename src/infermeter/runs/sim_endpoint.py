@@ -72,6 +72,11 @@ class SimEndpointSUT:
         times: Callable[[], tuple[Any, Any]] = self.http.send_times  # type: ignore[attr-defined]
         return times()
 
+    def routes(self) -> tuple[Any, Any] | None:
+        """(ids, replica) of each request of a fleet (the openai SUT's)."""
+        routes = getattr(self.http, "routes", None)
+        return routes() if callable(routes) else None
+
     def close(self) -> None:
         close = getattr(self.http, "close", None)
         try:

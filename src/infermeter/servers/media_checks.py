@@ -137,7 +137,7 @@ def _image_part(image: Any, where: str) -> dict[str, Any]:
     found = sniff_mime(data)
     if found is None or not found.startswith("image/"):
         raise ValueError(f"{where}: image data is not a PNG, JPEG, WebP or GIF image")
-    if declared.replace("image/jpg", "image/jpeg") != found:
+    if declared.lower().replace("image/jpg", "image/jpeg") != found:
         raise ValueError(f"{where}: data URL says {declared} but the bytes are {found}")
     return _image_summary(data, found)
 

@@ -189,6 +189,7 @@ class MediaExchange:
     async def exchange(
         self,
         session: aiohttp.ClientSession,
+        url: str,
         body: bytes,
         sink: CompletionSink,
         ids: np.ndarray,
@@ -196,7 +197,6 @@ class MediaExchange:
         scope: asyncio.Timeout,
         total: float | None,
     ) -> StreamOutcome:
-        url = self.config.endpoint
         async with session.post(url, data=body, headers=self._headers(body)) as resp:
             if resp.status not in (200, 201, 202):
                 raise _status_error(resp.status, await resp.read())
@@ -209,7 +209,7 @@ class MediaExchange:
         elif self.config.api == "images":
             outcome = _generated(_json(answer, "images"), "images")
         else:
-            outcome = await self._video(session, _json(answer, "videos"))
+            outcome = await self._video(session, url, _json(answer, "videos"))
         sink.first_token(ids)
         state.fragments = outcome.fragments
         return outcome
@@ -237,7 +237,7 @@ class MediaExchange:
         return outcome
 
     async def _video(
-        self, session: aiohttp.ClientSession, job: dict[str, Any]
+        self, session: aiohttp.ClientSession, endpoint: str, job: dict[str, Any]
     ) -> MediaOutcome:
         if "data" in job:  # the server answered with the video itself
             return _generated(job, "videos")
@@ -246,7 +246,7 @@ class MediaExchange:
             raise SUTProtocolError(
                 'videos: the answer has neither "data" nor a job "id"'
             )
-        url = f"{self.config.endpoint}/{video_id}"
+        url = f"{endpoint}/{video_id}"
         while job.get("status") in JOB_RUNNING:
             await asyncio.sleep(self.config.poll_interval_s)
             job = _json(await self._get(session, url), "videos")

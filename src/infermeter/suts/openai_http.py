@@ -21,6 +21,7 @@ import numpy as np
 from infermeter.clock import Clock, MonotonicClock
 from infermeter.errors import ConfigError, SUTProtocolError, SUTTimeoutError
 from infermeter.loadgen.interfaces import CompletionSink, QueryBatch, SystemUnderTest
+from infermeter.suts.fleet import Fleet
 from infermeter.suts.media_exchange import media_exchange, response_bytes
 from infermeter.suts.openai_media import with_media_api
 from infermeter.suts.openai_options import config_from_options, prompts_for
@@ -69,6 +70,8 @@ class OpenAIHttpSUT:
             FileTokenizer(config.tokenizer_file) if config.tokenizer_file else None
         )
         self._bodies: dict[int, bytes] = {}
+        self._url = config.endpoint
+        self._fleet = Fleet(config, prompts) if len(config.urls) > 1 else None
         self._headers = {"Content-Type": "application/json"}
         if api_key is not None:
             self._headers["Authorization"] = api_key.header()
@@ -118,7 +121,12 @@ class OpenAIHttpSUT:
             "failed": sum(self.failures.values()),
             "failure_reasons": dict(self.failures.most_common(20)),
             "output_tokens": self.tally.as_dict(),
+            **({"fleet": self._fleet.stats()} if self._fleet else {}),
         }
+
+    def routes(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(ids, replica index) of every routed request; None for one endpoint."""
+        return None if self._fleet is None else self._fleet.routes()
 
     def reset_records(self) -> None:
         """Forget send times and counts (after a warm-up phase; ids restart at 0)."""
@@ -127,6 +135,8 @@ class OpenAIHttpSUT:
         self.tally = TokenTally()
         self.failures.clear()
         self.completed = 0
+        if self._fleet is not None:
+            self._fleet.reset()
 
     def close(self) -> None:
         """Cancel what is in flight, close the connections, stop the thread."""
@@ -199,18 +209,24 @@ class OpenAIHttpSUT:
         keep: bool,
         want: bool,
     ) -> None:
+        fleet = self._fleet
+        url = self._url if fleet is None else fleet.pick(sid, index)
         self._sent_ids.append(sid)
         self._sent_ns.append(self._clock.now_ns())
         try:
-            outcome = await self._exchange(index, sink, ids, keep)
+            outcome = await self._exchange(index, sink, ids, keep, url)
             if outcome.fragments == 0:
                 raise SUTProtocolError("empty response: no output tokens")
         except asyncio.CancelledError:
             sink.fail(ids, "cancelled: the SUT was closed")
             raise
         except Exception as exc:  # every failure is the sample's, not the run's
+            if fleet is not None:
+                fleet.done(sid, ok=False)
             self._fail(ids, _reason(exc), sink)
             return
+        if fleet is not None:
+            fleet.done(sid, ok=True)
         n_tokens = count_tokens(outcome, self._tokenizer, self.tally)
         self.completed += 1
         data = [response_bytes(outcome)] if want else None
@@ -223,7 +239,7 @@ class OpenAIHttpSUT:
         sink.fail(ids, reason)
 
     async def _exchange(
-        self, index: int, sink: CompletionSink, ids: np.ndarray, keep: bool
+        self, index: int, sink: CompletionSink, ids: np.ndarray, keep: bool, url: str
     ) -> StreamOutcome:
         body = self._body(index)
         loop = asyncio.get_running_loop()
@@ -234,7 +250,7 @@ class OpenAIHttpSUT:
         state = StreamState(keep_text=keep)
         try:
             async with asyncio.timeout_at(_earliest(first, total)) as scope:
-                return await self._post(body, sink, ids, state, scope, total)
+                return await self._post(url, body, sink, ids, state, scope, total)
         except TimeoutError:
             if state.fragments == 0 and first is not None:
                 raise SUTTimeoutError(
@@ -246,6 +262,7 @@ class OpenAIHttpSUT:
 
     async def _post(
         self,
+        url: str,
         body: bytes,
         sink: CompletionSink,
         ids: np.ndarray,
@@ -256,9 +273,8 @@ class OpenAIHttpSUT:
         assert self._session is not None
         if self._media is not None:
             return await self._media.exchange(
-                self._session, body, sink, ids, state, scope, total
+                self._session, url, body, sink, ids, state, scope, total
             )
-        url = self.config.endpoint
         async with self._session.post(url, data=body, headers=self._headers) as resp:
             if resp.status != 200:
                 raise HttpStatusError(resp.status, await resp.read())

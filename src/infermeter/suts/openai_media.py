@@ -1,8 +1,9 @@
 """Request bodies of the multimodal OpenAI APIs: image and audio chat parts, uploads.
 
-* chat with media: each image becomes an ``image_url`` content part holding a
-  ``data:<mime>;base64,`` URL, each audio clip an ``input_audio`` part, followed
-  by the text part (vLLM, SGLang, TensorRT-LLM and OpenAI read this shape).
+* chat with media: the text part, then each image as an ``image_url`` part
+  holding a ``data:<mime>;base64,`` URL and each audio clip as an
+  ``input_audio`` part (the order of MLPerf's qwen3-vl reference; vLLM, SGLang,
+  TensorRT-LLM and OpenAI read this shape).
 * ``transcriptions``: ``POST /v1/audio/transcriptions`` as multipart/form-data
   (``file``, ``model``, ``response_format``, ``temperature``, ``stream``).
 * ``images``: ``POST /v1/images/generations`` JSON (``prompt``, ``n``, ``size``,
@@ -136,16 +137,16 @@ def _video(config: OpenAIConfig, prompt: Prompt) -> bytes:
 
 
 def chat_messages(prompt: Prompt) -> list[dict[str, Any]]:
-    """Chat messages whose last user turn carries the media parts, then the text."""
+    """Chat messages whose last user turn carries the text, then the media parts."""
     parts = [_part(m) for m in prompt.media]
     if prompt.messages is None:
         text = prompt.text or ""
-        return [{"role": "user", "content": [*parts, {"type": "text", "text": text}]}]
+        return [{"role": "user", "content": [{"type": "text", "text": text}, *parts]}]
     messages: list[dict[str, Any]] = [dict(m) for m in prompt.messages]
     for message in reversed(messages):
         if message.get("role") == "user":
             text = str(message.get("content", ""))
-            message["content"] = [*parts, {"type": "text", "text": text}]
+            message["content"] = [{"type": "text", "text": text}, *parts]
             return messages
     return [*messages, {"role": "user", "content": parts}]
 

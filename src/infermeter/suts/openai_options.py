@@ -3,7 +3,10 @@
 Options (all ``key=value``): url, model, api, stream, max_tokens, temperature,
 ignore_eos, min_tokens, include_usage, extra_body (JSON), tokenizer,
 connect_timeout, first_token_timeout, timeout (seconds), max_connections,
-max_in_flight, uvloop, api_key_env, api_key_file; for the media APIs
+max_in_flight, uvloop, api_key_env, api_key_file, workers. A fleet: ``url`` holds
+one base URL per replica, comma-separated; routing (round-robin,
+least-outstanding, prefix), routing_block (tokens per prefix block),
+routing_cache_blocks (per replica), routing_overlap_weight. For the media APIs:
 response_format, size, poll_interval (seconds) and video_form.
 """
 
@@ -15,6 +18,11 @@ from typing import Any
 from infermeter.errors import ConfigError
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig, Timeouts
 from infermeter.suts.prompts import Prompt, PromptSource, SyntheticPrompts
+from infermeter.suts.routing import (
+    DEFAULT_BLOCK_SIZE,
+    DEFAULT_CACHE_BLOCKS,
+    RoutingConfig,
+)
 
 KNOWN = [
     "url",
@@ -37,6 +45,10 @@ KNOWN = [
     "api_key_env",
     "api_key_file",
     "workers",
+    "routing",
+    "routing_block",
+    "routing_cache_blocks",
+    "routing_overlap_weight",
     "response_format",
     "size",
     "poll_interval",
@@ -57,8 +69,16 @@ def config_from_options(options: dict[str, str]) -> tuple[OpenAIConfig, ApiKey |
             "--url http://127.0.0.1:8000/v1 --model my-model"
         )
     o = _Options(options)
+    urls = tuple(u.strip() for u in options["url"].split(",") if u.strip())
     config = OpenAIConfig(
-        url=options["url"],
+        url=urls[0] if urls else options["url"],
+        replica_urls=urls if len(urls) > 1 else (),
+        routing=RoutingConfig(
+            policy=options.get("routing", "round-robin"),
+            block_size=o.integer("routing_block") or DEFAULT_BLOCK_SIZE,
+            cache_blocks=o.integer("routing_cache_blocks") or DEFAULT_CACHE_BLOCKS,
+            overlap_weight=o.number("routing_overlap_weight", 1.0) or 0.0,
+        ),
         model=options["model"],
         api=options.get("api", "completions"),
         stream=o.flag("stream", True),

@@ -16,6 +16,7 @@ from typing import Any
 from infermeter.errors import ConfigError
 from infermeter.suts import openai_media
 from infermeter.suts.prompts import Prompt
+from infermeter.suts.routing import RoutingConfig
 
 APIS = ("completions", "chat", *openai_media.MEDIA_APIS)
 
@@ -98,6 +99,9 @@ class OpenAIConfig:
     tokenizer_file: str | None = None
     use_uvloop: bool = True
     workers: int = 1
+    # A fleet: one base URL per replica (``url`` is the first); empty = one.
+    replica_urls: tuple[str, ...] = ()
+    routing: RoutingConfig = field(default_factory=RoutingConfig)
     # Media APIs (transcriptions, images, videos): see openai_media.
     response_format: str | None = None
     size: str | None = None
@@ -107,11 +111,13 @@ class OpenAIConfig:
     def validate(self) -> None:
         if self.api not in APIS:
             raise ConfigError(f"Unknown API {self.api!r}. Known: {', '.join(APIS)}")
-        if not self.url.startswith(("http://", "https://")):
-            raise ConfigError(
-                f"URL {self.url!r} must start with http:// or https://, "
-                "e.g. http://127.0.0.1:8000/v1"
-            )
+        for url in self.urls:
+            if not url.startswith(("http://", "https://")):
+                raise ConfigError(
+                    f"URL {url!r} must start with http:// or https://, "
+                    "e.g. http://127.0.0.1:8000/v1"
+                )
+        self.routing.validate()
         if not self.model:
             raise ConfigError("--model is required: the model name the server serves")
         if self.max_connections < 1 or self.workers < 1:
@@ -122,10 +128,23 @@ class OpenAIConfig:
         openai_media.validate(self)
 
     @property
+    def urls(self) -> tuple[str, ...]:
+        """The base URL of every replica (one for a single endpoint)."""
+        return self.replica_urls or (self.url,)
+
+    @property
     def endpoint(self) -> str:
         """The full URL requests go to (``/v1`` + the API path unless given)."""
-        base = self.url.rstrip("/")
-        path = openai_media.API_PATHS[self.api]
+        return self.endpoint_of(self.url)
+
+    @property
+    def endpoints(self) -> tuple[str, ...]:
+        """The request URL of every replica, in ``urls`` order."""
+        return tuple(self.endpoint_of(url) for url in self.urls)
+
+    def endpoint_of(self, url: str) -> str:
+        base = url.rstrip("/")
+        path = openai_media.API_PATHS.get(self.api, "/completions")
         if base.endswith(("/completions", path)):
             return base
         return base + path

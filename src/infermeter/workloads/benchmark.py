@@ -67,7 +67,12 @@ class Benchmark:
     interactive_conf_model: str | None = None
     dataset_samples: int | None = None
     accuracy_samples: int | None = None
+    datacenter_scenarios: tuple[str, ...] = ()
+    edge_scenarios: tuple[str, ...] = ()
+    rules_round: str = ""
+    retired: bool = False
     server_target_latency_ms: float | None = None
+    multistream_target_latency_ms: float | None = None
     ttft_ms: float | None = None
     tpot_ms: float | None = None
     interactive_ttft_ms: float | None = None
@@ -83,6 +88,7 @@ class Benchmark:
     synthetic_input_tokens: int | None = None
     synthetic_output_tokens: int | None = None
     notes: str = ""
+    sources: tuple[str, ...] = ()
     custom: bool = field(default=False, compare=False)
 
     @property
@@ -134,6 +140,8 @@ class Benchmark:
             conf_models=(self.interactive_conf_model,),
             interactive_conf_model=None,
             scenarios=("Server",),
+            datacenter_scenarios=("Server",) if self.datacenter_scenarios else (),
+            edge_scenarios=(),
             ttft_ms=self.interactive_ttft_ms,
             tpot_ms=self.interactive_tpot_ms,
             interactive_ttft_ms=None,
@@ -153,7 +161,16 @@ _REQUIRED = (
     "scenarios",
     "performance_sample_count",
 )
-_TUPLE_FIELDS = ("conf_models", "scenarios", "aliases", "accuracy_levels")
+_TUPLE_FIELDS = (
+    "conf_models",
+    "scenarios",
+    "datacenter_scenarios",
+    "edge_scenarios",
+    "aliases",
+    "accuracy_levels",
+    "sources",
+)
+_SCENARIO_FIELDS = ("scenarios", "datacenter_scenarios", "edge_scenarios")
 
 
 def benchmark_from_dict(
@@ -173,11 +190,21 @@ def benchmark_from_dict(
     values["accuracy"] = tuple(
         _target_from_dict(t, where) for t in raw.get("accuracy", [])
     )
-    bad = [s for s in values["scenarios"] if s not in SCENARIOS]
-    if bad:
-        raise ConfigError(
-            f"{where}: unknown scenario {bad[0]!r}. Known: {', '.join(SCENARIOS)}."
-        )
+    for key in _SCENARIO_FIELDS:
+        bad = [s for s in values.get(key, ()) if s not in SCENARIOS]
+        if bad:
+            raise ConfigError(
+                f"{where}: unknown scenario {bad[0]!r} in {key}. "
+                f"Known: {', '.join(SCENARIOS)}."
+            )
+    runnable = set(values["scenarios"])
+    for key in _SCENARIO_FIELDS[1:]:
+        extra = [s for s in values.get(key, ()) if s not in runnable]
+        if extra:
+            raise ConfigError(
+                f"{where}: {key} lists {extra[0]!r}, which 'scenarios' lacks; "
+                "add it to scenarios."
+            )
     if int(values["performance_sample_count"]) < 0:
         raise ConfigError(f"{where}: performance_sample_count must be >= 0.")
     try:

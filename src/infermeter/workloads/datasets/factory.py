@@ -16,7 +16,9 @@ from infermeter.workloads.datasets.media_synthetic import (
     SyntheticSpeech,
     SyntheticVisionChat,
 )
+from infermeter.workloads.datasets.shapes import PromptShape
 from infermeter.workloads.datasets.synthetic import (
+    SyntheticConversations,
     SyntheticImages,
     SyntheticPrompts,
     SyntheticSquad,
@@ -45,6 +47,7 @@ class DatasetOptions:
     output_len: LengthSpec | None = None
     shared_prefix_tokens: int = 0
     num_prefixes: int = 1
+    conversation_turns: int = 0  # > 0: multi-turn conversations (--prompts)
     image_dir: Path | None = None
 
 
@@ -89,6 +92,7 @@ READERS: dict[str, Callable[[Path, DatasetOptions], SampleSource]] = {
     "librispeech": lambda p, o: media_formats.AudioList(p),
     "coco-captions": lambda p, o: media_formats.coco_captions(p),
     "prompt-list": lambda p, o: media_formats.prompt_list(p),
+    "text-lines": lambda p, o: media_formats.prompt_list(p),
 }
 FORMATS = (*sorted(READERS), "synthetic")
 
@@ -138,10 +142,21 @@ def _synthetic(
         return media
     if bench.dataset_format == "squad":
         return SyntheticSquad(count, seed=opts.seed)
+    input_len = opts.input_len or fixed(bench.synthetic_input_tokens or 128)
+    output_len = opts.output_len or fixed(bench.synthetic_output_tokens or 128)
+    if opts.conversation_turns:
+        return SyntheticConversations(
+            count,
+            turns=opts.conversation_turns,
+            input_len=input_len,
+            output_len=output_len,
+            seed=opts.seed,
+            tokenizer=tokenizer,
+        )
     return SyntheticPrompts(
         count,
-        input_len=opts.input_len or fixed(bench.synthetic_input_tokens or 128),
-        output_len=opts.output_len or fixed(bench.synthetic_output_tokens or 128),
+        input_len=input_len,
+        output_len=output_len,
         seed=opts.seed,
         tokenizer=tokenizer,
         shared_prefix_tokens=opts.shared_prefix_tokens,
@@ -178,6 +193,46 @@ def _sniff_for(bench: Benchmark, path: Path) -> str:
         if bench.dataset_format in READERS:
             return bench.dataset_format
     return sniff_format(path) or bench.dataset_format
+
+
+def prompt_shape_of(opts: DatasetOptions) -> PromptShape:
+    """The ``--prompts`` shape ``opts`` asks for."""
+    if opts.conversation_turns:
+        return PromptShape("multi-turn", turns=opts.conversation_turns)
+    if opts.shared_prefix_tokens:
+        return PromptShape(
+            "shared-prefix",
+            groups=opts.num_prefixes,
+            prefix_tokens=opts.shared_prefix_tokens,
+        )
+    return PromptShape()
+
+
+def synthetic_text(
+    count: int,
+    shape: PromptShape,
+    *,
+    input_len: LengthSpec,
+    output_len: LengthSpec,
+    seed: int = 0,
+) -> SampleSource:
+    """Synthetic LLM prompts of ``shape`` (for load tools without a benchmark)."""
+    if shape.kind == "multi-turn":
+        return SyntheticConversations(
+            count,
+            turns=shape.turns,
+            input_len=input_len,
+            output_len=output_len,
+            seed=seed,
+        )
+    return SyntheticPrompts(
+        count,
+        input_len=input_len,
+        output_len=output_len,
+        seed=seed,
+        shared_prefix_tokens=shape.prefix_tokens,
+        num_prefixes=shape.groups,
+    )
 
 
 def sniff_format(path: Path) -> str | None:
@@ -235,4 +290,12 @@ def describe(qsl: DatasetQSL) -> dict[str, object]:
     }
 
 
-__all__ = ["FORMATS", "DatasetOptions", "build_qsl", "describe", "sniff_format"]
+__all__ = [
+    "FORMATS",
+    "DatasetOptions",
+    "build_qsl",
+    "describe",
+    "prompt_shape_of",
+    "sniff_format",
+    "synthetic_text",
+]

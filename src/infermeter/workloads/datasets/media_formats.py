@@ -11,7 +11,8 @@
   "original_duration"}]``, clips over 30 s left out as the reference does) or a
   JSONL manifest (``{"audio_filepath", "text"}``).
 * ``coco-captions``: MLPerf's SDXL ``captions.tsv`` (a ``caption`` column).
-* ``prompt-list``: one prompt per line (MLPerf's text-to-video prompt files).
+* ``prompt-list`` (or ``text-lines``): one prompt per line (MLPerf's
+  text-to-video prompt files).
 
 Media bytes are read when a sample is loaded, never all at once.
 """
@@ -41,6 +42,7 @@ IMAGE_KEYS = ("image", "images", *(f"image_{i}" for i in range(1, 8)))
 MODALITY_OF_FORMAT = {
     "image-folder": "vision-chat",
     "vlm-jsonl": "vision-chat",
+    "shopify-catalogue": "vision-chat",
     "librispeech": "speech",
     "coco-captions": "text-to-image",
     "prompt-list": "text-to-video",

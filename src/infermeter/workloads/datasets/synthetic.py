@@ -104,6 +104,66 @@ class SyntheticPrompts:
         )
 
 
+class SyntheticConversations:
+    """Multi-turn chats: turn t's prompt is the turns before it plus a new message.
+
+    Sample ``index`` is turn ``index // conversations`` of conversation
+    ``index % conversations``; messages are made from ``(seed, conversation,
+    turn)``, so turn t + 1 repeats turn t's text exactly (a prefix-cache hit).
+    """
+
+    def __init__(
+        self,
+        count: int,
+        *,
+        turns: int,
+        input_len: LengthSpec,
+        output_len: LengthSpec,
+        seed: int = 0,
+        tokenizer: Tokenizer | None = None,
+    ) -> None:
+        self.name = "synthetic-conversations"
+        self.turns = max(1, turns)
+        self.conversations = max(1, -(-count // self.turns))
+        self._count = self.conversations * self.turns
+        self.input_len = input_len
+        self.output_len = output_len
+        self.seed = seed
+        self.tokenizer: Tokenizer = tokenizer or corpus_tokenizer()
+
+    def __len__(self) -> int:
+        return self._count
+
+    def _turn(self, conversation: int, turn: int) -> tuple[str, list[int], int, str]:
+        """(user text, its ids, reply length, reply text) of one turn."""
+        rng = np.random.default_rng([self.seed, 1 << 31, conversation, turn])
+        text, ids = _text_of_tokens(
+            self.tokenizer, rng, max(1, self.input_len.draw(rng))
+        )
+        n_out = max(1, self.output_len.draw(rng))
+        return text, ids, n_out, " ".join(_words(rng, n_out))
+
+    def read(self, index: int) -> Sample:
+        turn, conversation = divmod(index, self.conversations)
+        messages: list[tuple[str, str]] = []
+        ids: list[int] = []
+        for k in range(turn + 1):
+            text, user_ids, n_out, reply = self._turn(conversation, k)
+            messages.append(("user", text))
+            ids += user_ids
+            if k < turn:
+                messages.append(("assistant", reply))
+                ids += self.tokenizer.encode(reply)
+        return Sample(
+            index=index,
+            prompt=" ".join(content for _, content in messages),
+            input_ids=np.asarray(ids, dtype=np.int64),
+            messages=tuple(messages),
+            output_tokens=n_out,
+            reference=reply,
+        )
+
+
 class SyntheticImages:
     """ImageNet-like inputs: normalised CHW float32 noise with a drawn label."""
 
