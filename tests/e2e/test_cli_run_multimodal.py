@@ -141,7 +141,7 @@ def test_vision_language_chat_streams_ttft_and_tpot(
     assert run["metrics"]["ttft_ns"]["p50"] >= (TTFT_S - SLACK_S) * 1e9
     assert run["metrics"]["tpot_ns"]["p50"] > 0
     chat = [r for r in _received(mock_url) if r["route"] == "chat"]
-    assert chat and all(r["media"][0]["width"] == 512 for r in chat)  # synthetic PNGs
+    assert chat and all(r["media"][0]["width"] == 448 for r in chat)  # synthetic PNGs
 
 
 def _librispeech(tmp: Path) -> Path:

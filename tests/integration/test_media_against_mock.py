@@ -25,12 +25,11 @@ from infermeter.suts.openai_options import QSLPrompts
 from infermeter.suts.openai_request import OpenAIConfig
 from infermeter.testing import RecordingSink
 from infermeter.workloads.datasets.base import DatasetQSL, SampleSource
-from infermeter.workloads.datasets.lengths import fixed
-from infermeter.workloads.datasets.media_files import sniff_mime
-from infermeter.workloads.datasets.media_synthetic import (
-    SyntheticCaptions,
+from infermeter.workloads.datasets.media_files import EncodedMedia, sniff_mime
+from infermeter.workloads.datasets.synthetic import SyntheticCaptions
+from infermeter.workloads.datasets.synthetic_media import (
     SyntheticSpeech,
-    SyntheticVisionChat,
+    SyntheticVisionPrompts,
 )
 
 pytestmark = pytest.mark.integration
@@ -66,8 +65,12 @@ def server() -> Iterator[MockServer]:
         yield srv
 
 
-def _vision() -> SyntheticVisionChat:
-    return SyntheticVisionChat(N, input_len=fixed(6), output_len=fixed(5), side=96)
+def _vision() -> SampleSource:
+    return EncodedMedia(SyntheticVisionPrompts(N, shape=(3, 96, 96)))
+
+
+def _speech(max_seconds: float) -> SampleSource:
+    return EncodedMedia(SyntheticSpeech(N, max_seconds=max_seconds))
 
 
 def _run(url: str, api: str, source: SampleSource, **kw: Any) -> RecordingSink:
@@ -86,7 +89,7 @@ def _received(server: MockServer, route: str) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("stream", [True, False])
 def test_vision_chat_sends_each_picture(server: MockServer, stream: bool) -> None:
-    sink = _run(server.url, "chat", _vision(), stream=stream)
+    sink = _run(server.url, "chat", _vision(), stream=stream, max_tokens=5)
     assert sink.failed == {}
     assert set(sink.first_tokens) == set(range(N))
     assert {t for t, _ in sink.completed.values()} == {5}  # usage tokens
@@ -100,8 +103,7 @@ def test_vision_chat_sends_each_picture(server: MockServer, stream: bool) -> Non
 
 @pytest.mark.parametrize("stream", [True, False])
 def test_transcriptions_upload_the_audio(server: MockServer, stream: bool) -> None:
-    source = SyntheticSpeech(N, seconds=(1.0, 2.0))
-    sink = _run(server.url, "transcriptions", source, stream=stream)
+    sink = _run(server.url, "transcriptions", _speech(2.0), stream=stream)
     assert sink.failed == {}
     assert set(sink.first_tokens) == set(range(N))
     assert all(data == b"tok " * tokens for tokens, data in sink.completed.values())
@@ -114,7 +116,7 @@ def test_transcriptions_upload_the_audio(server: MockServer, stream: bool) -> No
             16_000,
             1,
         )
-        assert 1.0 <= audio["seconds"] <= 2.0
+        assert 0.8 <= audio["seconds"] <= 2.0  # 2.5 words a second, 0.4 s each
         assert record["stream"] is stream and record["model"] == "m"
         assert record["include_usage"] is stream
 
@@ -240,7 +242,7 @@ def test_a_reset_mid_transcription_stream_fails_the_sample() -> None:
     faults = FaultConfig(reset_rate=1.0, after_tokens=1)
     config = MockConfig(mode="faults", ttft="const:0", itl="const:0.001", faults=faults)
     with serving(config) as srv:
-        sink = _run(srv.url, "transcriptions", SyntheticSpeech(N, seconds=(1.0, 1.5)))
+        sink = _run(srv.url, "transcriptions", _speech(1.5))
     assert set(sink.first_tokens) == set(range(N))  # one token came before the reset
     assert {r.split(":")[0] for r in sink.failed.values()} == {
         "connection reset mid-response"

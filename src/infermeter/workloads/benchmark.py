@@ -87,6 +87,7 @@ class Benchmark:
     accuracy: tuple[AccuracyTarget, ...] = ()
     synthetic_input_tokens: int | None = None
     synthetic_output_tokens: int | None = None
+    synthetic_shape: tuple[int, ...] = ()
     notes: str = ""
     sources: tuple[str, ...] = ()
     custom: bool = field(default=False, compare=False)
@@ -169,6 +170,7 @@ _TUPLE_FIELDS = (
     "aliases",
     "accuracy_levels",
     "sources",
+    "synthetic_shape",
 )
 _SCENARIO_FIELDS = ("scenarios", "datacenter_scenarios", "edge_scenarios")
 

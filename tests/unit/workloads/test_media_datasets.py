@@ -17,16 +17,18 @@ from infermeter.errors import DatasetError
 from infermeter.workloads import get_benchmark
 from infermeter.workloads.benchmark import benchmark_from_dict
 from infermeter.workloads.datasets import DatasetOptions, build_qsl
+from infermeter.workloads.datasets.base import Sample
 from infermeter.workloads.datasets.factory import sniff_format
 from infermeter.workloads.datasets.media_files import (
+    encoded_media,
     image_size,
+    pixels_of,
     png_bytes,
     sniff_mime,
     wav_bytes,
     wav_info,
 )
 from infermeter.workloads.datasets.media_formats import modality, sniff_media
-from infermeter.workloads.datasets.media_synthetic import synthetic_picture
 
 
 def _bench(fmt: str, task: str = "custom") -> object:
@@ -110,11 +112,25 @@ def test_sniffing_by_magic_numbers(head: bytes, mime: str | None) -> None:
     assert sniff_mime(head) == mime
 
 
-def test_synthetic_picture_is_seeded() -> None:
-    a = synthetic_picture(np.random.default_rng([1, 2]), 64, 48)
-    b = synthetic_picture(np.random.default_rng([1, 2]), 64, 48)
-    assert a.shape == (48, 64, 3) and a.dtype == np.uint8
-    assert np.array_equal(a, b)
+def test_tensors_become_pixels() -> None:
+    chw = np.stack([np.full((2, 3), v, np.float32) for v in (0.0, 0.5, 1.0)])
+    assert pixels_of(chw).tolist() == [[[0, 128, 255]] * 3] * 2
+    normalised = np.array([[-2.0, 0.0, 2.0]], np.float32)  # stretched min..max
+    assert pixels_of(normalised)[0, :, 0].tolist() == [0, 128, 255]
+    grey = np.zeros((4, 5), np.uint8)
+    assert pixels_of(grey).shape == (4, 5, 3)
+    with pytest.raises(DatasetError, match="cannot be sent as a picture"):
+        pixels_of(np.zeros((2, 2, 2, 2), np.float32))
+
+
+def test_samples_are_sent_as_files() -> None:
+    wave_sample = Sample(index=3, audio=np.full(16_000, 0.5, np.float32))
+    (clip,) = encoded_media(wave_sample)
+    assert clip.name == "sample_000003.wav" and wav_info(clip.data) == (1, 16_000, 1.0)
+    image_sample = Sample(index=4, image=np.zeros((3, 8, 6), np.float32))
+    (picture,) = encoded_media(image_sample)
+    assert picture.mime == "image/png" and image_size(picture.data) == (6, 8)
+    assert encoded_media(Sample(index=5, prompt="text only")) == ()
 
 
 @pytest.mark.parametrize(
@@ -133,23 +149,25 @@ def test_modality_from_format_then_task(fmt: str, task: str, kind: str | None) -
     assert modality(_bench(fmt, task)) == kind  # type: ignore[arg-type]
 
 
-def test_synthetic_sets_per_modality() -> None:
+def test_synthetic_sets_send_files() -> None:
     opts = DatasetOptions(samples=3, seed=5)
-    vision = build_qsl(_bench("vlm-jsonl"), options=opts)  # type: ignore[arg-type]
+    vision = build_qsl(get_benchmark("qwen3-vl-235b-a22b"), options=opts)
     sample = vision.sample(2)
-    assert sample.prompt and sample.output_tokens
+    assert sample.prompt and sample.reference
     (picture,) = sample.media
-    assert picture.mime == "image/png" and image_size(picture.data) == (512, 512)
+    assert picture.mime == "image/png" and image_size(picture.data) == (448, 448)
     assert vision.sample(2).media[0].data == picture.data  # same seed, same bytes
+    assert vision.reference(2) == sample.reference
 
-    speech = build_qsl(_bench("librispeech"), options=opts)  # type: ignore[arg-type]
+    speech = build_qsl(get_benchmark("whisper"), options=opts)
     (clip,) = speech.sample(0).media
     channels, rate, seconds = wav_info(clip.data) or (0, 0, 0.0)
-    assert (channels, rate) == (1, 16_000) and 5.0 <= seconds <= 30.0
+    assert (channels, rate) == (1, 16_000) and 0.0 < seconds <= 30.0
 
-    captions = build_qsl(_bench("coco-captions"), options=opts)  # type: ignore[arg-type]
-    assert captions.sample(1).prompt == captions.sample(1).reference
-    assert captions.sample(1).media == ()
+    for name in ("stable-diffusion-xl", "wan-2.2-t2v-a14b"):
+        captions = build_qsl(get_benchmark(name), options=opts)
+        assert captions.sample(1).prompt == captions.sample(1).reference
+        assert captions.sample(1).media == ()
 
 
 def test_image_folder_with_a_question_beside_one_image(tmp_path: Path) -> None:

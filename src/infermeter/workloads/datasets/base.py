@@ -8,8 +8,9 @@ memory still runs, ``performance_sample_count`` samples at a time.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -21,7 +22,29 @@ if TYPE_CHECKING:
     from infermeter.workloads.datasets.media_files import MediaFile
     from infermeter.workloads.datasets.tokenizer import Tokenizer
 
-Reference = str | tuple[str, ...] | int | None
+AUDIO_RATE = 16_000  # Hz: LibriSpeech, and what Whisper and RNN-T take
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Boxes:
+    """Ground-truth boxes of one image, in the COCO-style evaluation's terms.
+
+    ``boxes`` are (N, 4) float32 ``[xmin, ymin, xmax, ymax]`` normalised to
+    [0, 1] (the MLPerf detection scripts' coordinates); ``labels`` the (N,)
+    category ids; ``width``/``height`` the image size in pixels; ``image_id`` the
+    annotation file's id of the image.
+    """
+
+    boxes: npt.NDArray[np.float32]
+    labels: npt.NDArray[np.int64]
+    width: int
+    height: int
+    image_id: int
+
+
+# The expected answer: text, acceptable answers, a class label, boxes, or an
+# array (a segmentation mask, click labels).
+Reference = str | tuple[str, ...] | int | Boxes | npt.NDArray[Any] | None
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -30,10 +53,13 @@ class Sample:
 
     ``prompt`` (text) and/or ``input_ids`` for LLMs, ``messages`` for chat
     (multi-turn) samples, ``output_tokens`` the expected output length,
-    ``image`` a CHW float32 tensor for vision, ``reference`` the expected answer
-    (text, acceptable answers, or a class label), ``task`` the sub-dataset of
-    mixed sets (mixtral: OpenOrca / GSM8K / MBXP) that picks the metric,
-    ``media`` the encoded files sent with the request (images, audio).
+    ``image`` a CHW float32 tensor for vision (CDHW for volumes), ``audio`` a
+    mono float32 waveform at ``AUDIO_RATE``, ``inputs`` any other named tensors
+    (lidar points, graph node ids, click features), ``reference`` the expected
+    answer (see ``Reference``), ``task`` the sub-dataset of mixed sets (mixtral:
+    OpenOrca / GSM8K / MBXP; deepseek-r1: aime / math500 / gpqa ...) that picks
+    the metric, ``media`` the encoded files an endpoint is sent (PNG/JPEG
+    images, WAV/FLAC audio).
     """
 
     index: int
@@ -42,6 +68,8 @@ class Sample:
     messages: tuple[tuple[str, str], ...] | None = None
     output_tokens: int | None = None
     image: npt.NDArray[np.float32] | None = None
+    audio: npt.NDArray[np.float32] | None = None
+    inputs: Mapping[str, npt.NDArray[Any]] | None = None
     reference: Reference = None
     task: str | None = None
     media: tuple[MediaFile, ...] = ()

@@ -11,25 +11,22 @@ from infermeter.workloads.benchmark import Benchmark
 from infermeter.workloads.datasets import formats, media_formats, tables
 from infermeter.workloads.datasets.base import DatasetQSL, SampleSource
 from infermeter.workloads.datasets.lengths import LengthSpec, fixed
-from infermeter.workloads.datasets.media_synthetic import (
-    SyntheticCaptions,
-    SyntheticSpeech,
-    SyntheticVisionChat,
-)
+from infermeter.workloads.datasets.media_files import EncodedMedia
 from infermeter.workloads.datasets.shapes import PromptShape
 from infermeter.workloads.datasets.synthetic import (
+    SyntheticCaptions,
     SyntheticConversations,
     SyntheticImages,
     SyntheticPrompts,
     SyntheticSquad,
 )
+from infermeter.workloads.datasets.synthetic_media import media_source
 from infermeter.workloads.datasets.tokenizer import (
     Tokenizer,
     check_tokenizer_matches,
     load_tokenizer,
 )
 
-VISION_FORMATS = ("imagenet", "openimages", "kits19")
 SYNTHETIC_TEXT_SAMPLES = 1024
 SYNTHETIC_IMAGE_SAMPLES = 128
 
@@ -132,14 +129,25 @@ def build_qsl(
 def _synthetic(
     bench: Benchmark, opts: DatasetOptions, tokenizer: Tokenizer | None
 ) -> SampleSource:
-    if bench.dataset_format in VISION_FORMATS:
-        return SyntheticImages(opts.samples or SYNTHETIC_IMAGE_SAMPLES, seed=opts.seed)
+    shape = bench.synthetic_shape or None
+    if bench.dataset_format == "imagenet":
+        return SyntheticImages(
+            opts.samples or SYNTHETIC_IMAGE_SAMPLES,
+            seed=opts.seed,
+            **({"shape": shape} if shape else {}),
+        )
+    media = media_source(
+        bench.dataset_format, count=opts.samples, shape=shape, seed=opts.seed
+    )
+    kind = media_formats.modality(bench)
+    if media is not None:
+        # Endpoints are sent files: the waveforms and pictures, encoded at load.
+        return EncodedMedia(media) if kind in ("speech", "vision-chat") else media
     count = opts.samples or min(
         bench.performance_sample_count or SYNTHETIC_TEXT_SAMPLES, SYNTHETIC_TEXT_SAMPLES
     )
-    media = _synthetic_media(bench, opts, count)
-    if media is not None:
-        return media
+    if kind in ("text-to-image", "text-to-video"):
+        return SyntheticCaptions(count, seed=opts.seed)
     if bench.dataset_format == "squad":
         return SyntheticSquad(count, seed=opts.seed)
     input_len = opts.input_len or fixed(bench.synthetic_input_tokens or 128)
@@ -162,26 +170,6 @@ def _synthetic(
         shared_prefix_tokens=opts.shared_prefix_tokens,
         num_prefixes=opts.num_prefixes,
     )
-
-
-def _synthetic_media(
-    bench: Benchmark, opts: DatasetOptions, count: int
-) -> SampleSource | None:
-    kind = media_formats.modality(bench)
-    # Pictures and audio are large: fewer of them unless the user asks.
-    heavy = opts.samples or min(count, SYNTHETIC_IMAGE_SAMPLES)
-    if kind == "vision-chat":
-        return SyntheticVisionChat(
-            heavy,
-            input_len=opts.input_len or fixed(bench.synthetic_input_tokens or 32),
-            output_len=opts.output_len or fixed(bench.synthetic_output_tokens or 128),
-            seed=opts.seed,
-        )
-    if kind == "speech":
-        return SyntheticSpeech(heavy, seed=opts.seed)
-    if kind in ("text-to-image", "text-to-video"):
-        return SyntheticCaptions(count, seed=opts.seed)
-    return None
 
 
 def _sniff_for(bench: Benchmark, path: Path) -> str:
