@@ -16,13 +16,17 @@ from typing import Any
 import numpy as np
 import pytest
 
+from infermeter.clock import MonotonicClock
+from infermeter.errors import ConfigError
 from infermeter.loadgen.interfaces import QueryBatch
+from infermeter.loadgen.settings import Scenario
 from infermeter.servers.faults import FaultConfig
 from infermeter.servers.mock import MockConfig, MockServer
 from infermeter.servers.timing import MockRequest, TokenPlan
 from infermeter.suts.openai_http import OpenAIHttpSUT
 from infermeter.suts.openai_options import QSLPrompts
 from infermeter.suts.openai_request import OpenAIConfig
+from infermeter.suts.registry import SutContext, create_sut
 from infermeter.testing import RecordingSink
 from infermeter.workloads.datasets.base import DatasetQSL, SampleSource
 from infermeter.workloads.datasets.media_files import EncodedMedia, sniff_mime
@@ -254,3 +258,37 @@ def test_received_log_is_served(server: MockServer) -> None:
     status, body = _http(server.url.removesuffix("/v1") + "/received")
     assert status == 200
     assert [r["route"] for r in json.loads(body)] == ["images"] * N
+
+
+def _openai_sut(url: str, qsl: DatasetQSL, benchmark: str) -> OpenAIHttpSUT:
+    context = SutContext(
+        qsl=qsl,
+        clock=MonotonicClock(),
+        scenario=Scenario.OFFLINE,
+        benchmark=benchmark,
+        options={"url": url, "model": "m"},
+    )
+    sut = create_sut("openai", context)
+    assert isinstance(sut, OpenAIHttpSUT)
+    return sut
+
+
+def test_bodies_are_built_when_samples_load_not_in_the_timed_run(
+    server: MockServer,
+) -> None:
+    qsl = DatasetQSL(_vision())
+    with _openai_sut(server.url, qsl, "qwen3-vl-235b-a22b") as sut:
+        assert sut.config.api == "chat"  # the benchmark's modality picked it
+        qsl.load_samples(np.arange(3, dtype=np.int64))
+        assert sorted(sut._bodies) == [0, 1, 2]  # before any request was sent
+        assert server.mock.stats["requests"] == 0
+        qsl.unload_samples(np.arange(3, dtype=np.int64))
+        assert sut._bodies == {}
+
+
+def test_a_dataset_without_audio_stops_at_load(server: MockServer) -> None:
+    qsl = DatasetQSL(SyntheticCaptions(N))
+    with _openai_sut(server.url, qsl, "whisper") as sut:
+        assert sut.config.api == "transcriptions"
+        with pytest.raises(ConfigError, match="needs an audio file per sample"):
+            qsl.load_samples(np.arange(2, dtype=np.int64))

@@ -105,6 +105,21 @@ class OpenAIHttpSUT:
     def flush_queries(self) -> None:
         """Nothing is held back: every sample is sent as soon as it is issued."""
 
+    # -- LoadWatcher: request bodies are built as samples load (untimed) ------
+    def samples_loaded(self, indices: Any) -> None:
+        """Build the bodies of loaded samples now, not on their first request.
+
+        A media body (base64 images, uploads) takes milliseconds per megabyte,
+        which would otherwise land on the event loop inside the timed run.
+        """
+        for index in np.asarray(indices, dtype=np.int64).tolist():
+            self._body(index)
+
+    def samples_unloaded(self, indices: Any) -> None:
+        """Forget the bodies of unloaded samples (accuracy runs load in batches)."""
+        for index in np.asarray(indices, dtype=np.int64).tolist():
+            self._bodies.pop(index, None)
+
     # -- results ---------------------------------------------------------
     def send_times(self) -> tuple[np.ndarray, np.ndarray]:
         """(ids, clock ns) of the moment each request left for the network."""
@@ -357,6 +372,10 @@ def create_http_sut(
 @register("openai")
 def _create(context: SutContext) -> SystemUnderTest:
     config, key = config_from_options(with_media_api(context))
-    return create_http_sut(
+    sut = create_http_sut(
         config, prompts_for(context.qsl), api_key=key, clock=context.clock
     )
+    watch = getattr(context.qsl, "watch", None)
+    if callable(watch) and isinstance(sut, OpenAIHttpSUT):
+        watch(sut)  # bodies built when samples load, outside the timed run
+    return sut

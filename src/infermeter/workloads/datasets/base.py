@@ -92,6 +92,14 @@ class SampleSource(Protocol):
         ...
 
 
+class LoadWatcher(Protocol):
+    """Told which samples a QSL loads and unloads (an HTTP SUT builds their bodies then)."""
+
+    def samples_loaded(self, indices: IndexArray) -> None: ...
+
+    def samples_unloaded(self, indices: IndexArray) -> None: ...
+
+
 class DatasetQSL:
     """A QuerySampleLibrary over a SampleSource; thread-safe sample lookup."""
 
@@ -115,6 +123,11 @@ class DatasetQSL:
         self.performance_sample_count = min(performance_sample_count or total, total)
         self._loaded: dict[int, Sample] = {}
         self._lock = threading.Lock()
+        self._watchers: list[LoadWatcher] = []
+
+    def watch(self, watcher: LoadWatcher) -> None:
+        """Tell ``watcher`` about every load and unload, after it happens."""
+        self._watchers.append(watcher)
 
     def load_samples(self, indices: IndexArray) -> None:
         """Read these samples into memory (untimed)."""
@@ -123,12 +136,16 @@ class DatasetQSL:
                 sample = self._read(index)
                 with self._lock:
                     self._loaded[index] = sample
+        for watcher in self._watchers:
+            watcher.samples_loaded(indices)
 
     def unload_samples(self, indices: IndexArray) -> None:
         """Drop these samples from memory."""
         with self._lock:
             for index in np.asarray(indices, dtype=np.int64).tolist():
                 self._loaded.pop(index, None)
+        for watcher in self._watchers:
+            watcher.samples_unloaded(indices)
 
     @property
     def loaded_count(self) -> int:
