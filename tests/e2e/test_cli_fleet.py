@@ -42,6 +42,7 @@ def test_run_over_two_replicas_counts_each(
         "--min-query-count", "40", "--total-sample-count", "16",
         "--performance-sample-count", "16", "--output-dir", str(out),
         "--store", str(tmp_path / "store.db"),
+        "--no-preflight",  # its one probe per replica is not the run's
     ]  # fmt: skip
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output

@@ -12,6 +12,7 @@ from rich.console import Console
 from infermeter.cli.main import app
 from infermeter.results import console as view
 from infermeter.results.service import compare_run
+from infermeter.throughput import definition
 
 
 @app.command("compare")
@@ -74,6 +75,14 @@ def compare_command(
         return
     out = Console(width=160)
     out.print(view.comparison_table(result.comparison))
+    run = result.comparison.run
+    if run.unit != "ms":
+        tokens = run.unit == "tokens/s"
+        out.print(
+            f"this run's {run.unit}: {definition(run.scenario, tokens=tokens)}",
+            highlight=False,
+            markup=False,
+        )
     for line in result.comparison.footnotes + result.comparison.notes:
         out.print(line, highlight=False, markup=False)
     if result.cost:

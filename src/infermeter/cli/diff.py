@@ -13,6 +13,7 @@ from infermeter.cli.main import app
 from infermeter.results import console as view
 from infermeter.results.diff import diff_runs
 from infermeter.results.runfolder import load_run
+from infermeter.throughput import definition
 
 
 @app.command("diff")
@@ -40,9 +41,10 @@ def diff_command(
 
       infermeter diff runs/a runs/b --threshold 0.05 --json || echo regression
     """
+    a, b = load_run(run_a), load_run(run_b)
     result = diff_runs(
-        load_run(run_a),
-        load_run(run_b),
+        a,
+        b,
         resamples=resamples,
         confidence=confidence,
         threshold=threshold,
@@ -53,5 +55,11 @@ def diff_command(
     else:
         out = Console(width=160)
         out.print(view.diff_table(result))
+        tokens = a.is_token_run
+        out.print(
+            f"throughput ({'tokens/s' if tokens else 'samples/s'}): the runs' own "
+            f"figures; A {definition(a.scenario, tokens=tokens)}",
+            highlight=False,
+        )
         out.print(f"verdict: {result.verdict}", highlight=False)
     raise typer.Exit(result.exit_code)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -17,15 +18,74 @@ from rich.progress import (
 from rich.table import Table
 
 from infermeter.runs.run import RunReport, RunRequest
+from infermeter.throughput import definition, format_rate
 
 console = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
+PROGRESS_EVERY_S = 10.0
+
+
+class ProgressLines:
+    """Plain progress lines with an ETA, for a stderr that is not a terminal."""
+
+    def __init__(self, label: str, every_s: float = PROGRESS_EVERY_S) -> None:
+        self.label = label
+        self.every_s = every_s
+        self._start = time.monotonic()
+        self._next = self._start + every_s
+
+    def phase(self, label: str) -> None:
+        self.label = label
+        self._start = time.monotonic()
+        self._next = self._start + self.every_s
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now < self._next:
+            return
+        self._next = now + self.every_s
+        err.print(self.line(done, total, now - self._start), markup=False)
+
+    def line(self, done: int, total: int, elapsed: float) -> str:
+        if done and total > done:
+            eta = f"ETA {_clock(elapsed * (total - done) / done)}"
+        else:
+            eta = "ETA unknown" if not done else "finishing"
+        pct = f" ({100 * done / total:.0f} %)" if total else ""
+        return (
+            f"{self.label}: {done:,} of {total:,} samples done{pct}, "
+            f"{_clock(elapsed)} elapsed, {eta}"
+        )
+
+
+def _clock(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
 def print_run(
     request: RunRequest, execute: Callable[..., RunReport], *, json_output: bool
 ) -> RunReport:
-    """Run ``request`` with a progress bar on stderr; print the result on stdout."""
+    """Run ``request`` with a progress bar on stderr; print the result on stdout.
+
+    When stderr is not a terminal (a log file, CI), progress comes as a line
+    with an ETA every 10 s instead.
+    """
+    label = f"{request.benchmark} {request.scenario.value}"
+
+    def note(line: str) -> None:
+        err.print(line, markup=False)
+
+    if not err.is_terminal:
+        lines = ProgressLines(label)
+        report = execute(
+            request,
+            progress=lines,
+            on_phase=lambda phase: lines.phase(f"{label} ({phase})"),
+            on_note=note,
+        )
+        _print(report, json_output)
+        return report
     bar = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -35,7 +95,7 @@ def print_run(
         transient=True,
     )
     with bar:
-        task = bar.add_task(f"{request.benchmark} {request.scenario.value}", total=None)
+        task = bar.add_task(label, total=None)
 
         def progress(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
@@ -47,12 +107,16 @@ def print_run(
                 completed=0,
             )
 
-        report = execute(request, progress=progress, on_phase=on_phase)
+        report = execute(request, progress=progress, on_phase=on_phase, on_note=note)
+    _print(report, json_output)
+    return report
+
+
+def _print(report: RunReport, json_output: bool) -> None:
     if json_output:
         console.print_json(json.dumps(report.document, default=str))
     else:
         render_report(report)
-    return report
 
 
 def render_report(report: RunReport) -> None:
@@ -69,7 +133,16 @@ def render_report(report: RunReport) -> None:
     for reason in verdict["reasons"]:
         console.print(f"  * {reason}", markup=False)
     if doc["metrics"]:
-        console.print(_metrics_table(doc["metrics"]))
+        console.print(_metrics_table(doc["metrics"], _streamed(doc)))
+        tokens = "tokens_per_second" in doc["metrics"]
+        console.print(
+            f"{'tokens/s' if tokens else 'samples/s'}: "
+            f"{definition(doc['scenario'], tokens=tokens)}",
+            markup=False,
+        )
+    counts = doc.get("token_counts") or {}
+    if counts.get("description"):
+        console.print(str(counts["description"]), markup=False)
     if doc.get("accuracy"):
         _print_accuracy(doc["accuracy"])
     client = doc.get("client") or {}
@@ -97,7 +170,12 @@ def _print_sim_comparison(report: RunReport) -> None:
         console.print(line, markup=False)
 
 
-def _metrics_table(metrics: dict[str, Any]) -> Table:
+def _streamed(doc: dict[str, Any]) -> bool:
+    params = (doc.get("sut") or {}).get("params") or {}
+    return str(params.get("stream", True)).lower() not in ("false", "0", "no", "off")
+
+
+def _metrics_table(metrics: dict[str, Any], streamed: bool = True) -> Table:
     table = Table(show_header=True, header_style="bold")
     table.add_column("metric")
     table.add_column("value", justify="right")
@@ -110,7 +188,7 @@ def _metrics_table(metrics: dict[str, Any]) -> Table:
     for name, value in rows:
         if value is not None:
             table.add_row(
-                name, f"{value:,.2f}" if isinstance(value, float) else f"{value:,}"
+                name, format_rate(value) if isinstance(value, float) else f"{value:,}"
             )
     for key, label in (
         ("latency_ns", "latency"),
@@ -123,6 +201,8 @@ def _metrics_table(metrics: dict[str, Any]) -> Table:
                 f"{label} p50 / p99 (ms)",
                 f"{stats['p50'] / 1e6:,.3f} / {stats['p99'] / 1e6:,.3f}",
             )
+        elif key != "latency_ns" and "tokens_per_second" in metrics and not streamed:
+            table.add_row(f"{label} (ms)", "n/a (answers not streamed)")
     return table
 
 
@@ -134,4 +214,9 @@ def _print_accuracy(accuracy: dict[str, Any]) -> None:
     console.print(f"Accuracy: {verdict} ({accuracy.get('samples')} samples)")
     for m in accuracy.get("metrics", []):
         target = f" target >= {m['lower']:.4f}" if m.get("lower") is not None else ""
-        console.print(f"  {m['metric']}: {m['value']:.4f}{target}", markup=False)
+        if m.get("upper") is not None:
+            target += f", <= {m['upper']:.4f}"
+        value = "not computed" if m.get("value") is None else f"{m['value']:.4f}"
+        note = m.get("note") or ""
+        note = f" ({note})" if note and note != "informative" else ""
+        console.print(f"  {m['metric']}: {value}{target}{note}", markup=False)

@@ -156,6 +156,13 @@ def run_command(
     json_output: Annotated[
         bool, typer.Option("--json", help="Print run.json instead of the summary.")
     ] = False,
+    preflight: Annotated[
+        bool,
+        typer.Option(
+            help="Check an openai endpoint (reachable, model, stream shape) "
+            "before sending load."
+        ),
+    ] = True,
 ) -> None:
     """Run a benchmark under MLPerf rules and print its verdict.
 
@@ -220,6 +227,7 @@ def run_command(
         trace=trace,
         store=store,
         engine=engine,
+        preflight=preflight,
     )
     report = print_run(request, execute, json_output=json_output)
     valid = report.outcome.valid

@@ -35,6 +35,13 @@ def serve_mock_command(
     slow_first_byte_rate: Rate = 0.0,
     slow_first_byte_s: Annotated[float, typer.Option(min=0.0)] = 0.5,
     seed: Annotated[int, typer.Option(help="Seed of timings and faults.")] = 0,
+    style: Annotated[
+        str,
+        typer.Option(
+            help="openai, or llama.cpp: no usage in streams, empty-text chunks "
+            "for split UTF-8 characters, finish-only last chunk."
+        ),
+    ] = "openai",
     workers: Annotated[
         int, typer.Option(min=1, help="Server processes sharing the port.")
     ] = 1,
@@ -67,7 +74,9 @@ def serve_mock_command(
 
       infermeter serve-mock --mode faults --error-rate 0.05 --reset-rate 0.02
 
-      infermeter serve-mock --mode timed --port 8001 --video-sync
+      infermeter serve-mock --mode timed --style llama.cpp --port 8001
+
+      infermeter serve-mock --mode timed --port 8002 --video-sync
     """
     faults = FaultConfig(
         error_rate=error_rate,
@@ -85,12 +94,15 @@ def serve_mock_command(
         output_tokens=output_tokens,
         faults=faults,
         seed=seed,
+        style=style,
         video_sync=video_sync,
     )
 
+    shown = mode if style == "openai" else f"{mode}, {style} style"
+
     def announce(bound: int) -> None:
         err_console.print(
-            f"mock server ({mode}) on http://{host}:{bound}/v1, {workers} process(es)",
+            f"mock server ({shown}) on http://{host}:{bound}/v1, {workers} process(es)",
             markup=False,
         )
 

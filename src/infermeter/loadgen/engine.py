@@ -27,7 +27,47 @@ from infermeter.loadgen.schedule import Schedule
 from infermeter.loadgen.settings import NS_PER_MS, EffectiveSettings, Scenario
 
 MAX_BATCH = 1 << 16  # due queries handed over per call when far behind
+# With a stop signal the issue loop waits on it until this close to a due
+# time, then sleeps the rest precisely (an event wait can wake late).
+STOP_WAKE_MARGIN_NS = 2_000_000
 Progress = Callable[[int, int], None]
+
+
+class StopSignal:
+    """Asks a running phase to stop issuing (thread-safe; the first reason wins).
+
+    The phase then waits for what is in flight, as at its normal end, and
+    logs the reason as a run error, so the run is INVALID and says why.
+    """
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._wakes: list[threading.Event] = []
+        self.reason: str | None = None
+
+    @property
+    def requested(self) -> bool:
+        return self._event.is_set()
+
+    @property
+    def event(self) -> threading.Event:
+        return self._event
+
+    def stop(self, reason: str) -> None:
+        with self._lock:
+            if self.reason is None:
+                self.reason = reason
+            wakes = list(self._wakes)
+        self._event.set()
+        for wake in wakes:
+            wake.set()
+
+    def wake_with(self, event: threading.Event) -> None:
+        """Also set ``event`` on stop (a waiter on it then sees the stop)."""
+        with self._lock:
+            self._wakes.append(event)
+
 
 OUT_OF_QUERIES = (
     "Ending early: Ran out of generated queries to issue before the minimum query "
@@ -81,8 +121,10 @@ class _PhaseRunner:
         clock: Clock,
         policy: IssuePolicy,
         log_mask: npt.NDArray[np.bool_] | None,
+        stop: StopSignal | None = None,
     ) -> None:
         self.sut = sut
+        self.stop = stop
         self.schedule = schedule
         self.settings = settings
         self.clock = clock
@@ -102,7 +144,10 @@ class _PhaseRunner:
         self.ran_out = False
         self.timed_out = False
         self.start = 0
+        self.stopped = False
         self.crash: BaseException | None = None
+        if stop is not None:
+            stop.wake_with(self.sink.wake)
 
     # -- issuing -------------------------------------------------------------------
     def issue(
@@ -127,12 +172,23 @@ class _PhaseRunner:
         self.sut.issue_query(batch, self.sink)
 
     def limits_hit(self, q: int, now: int) -> bool:
+        if self.stop is not None and self.stop.requested:
+            self.stopped = True
+            self.errors[self.stop.reason or "the run was stopped"] += 1
+            return True
         s = self.settings
+        # LoadGen's texts: one issue thread, numbered 0.
         if s.max_query_count and q >= s.max_query_count:
-            self.errors["Ending early: max query count reached."] += 1
+            self.errors[
+                "IssueQueryThread 0 Ending early: Max query count reached. "
+                f"query_count {q}"
+            ] += 1
             return True
         if s.max_duration_ms and now - self.start >= s.max_duration_ms * NS_PER_MS:
-            self.errors["Ending early: max duration reached."] += 1
+            self.errors[
+                "IssueQueryThread 0 Ending early: Max test duration reached. "
+                f"duration_ns {now - self.start}"
+            ] += 1
             return True
         return False
 
@@ -145,7 +201,7 @@ class _PhaseRunner:
         while q < n:
             due = int(self.origin[q])
             if self.clock.now_ns() < due:
-                self.clock.sleep_until(due)
+                self.sleep_until(due)
             now = self.clock.now_ns()
             if self.limits_hit(q, now):
                 return
@@ -158,6 +214,17 @@ class _PhaseRunner:
                 return
             self.issue(q, end, now, self.origin[q:end])
             q = end
+
+    def sleep_until(self, due: int) -> None:
+        stop = self.stop
+        early = due - STOP_WAKE_MARGIN_NS
+        if (
+            stop is not None
+            and self.clock.now_ns() < early
+            and self.clock.wait_for(stop.event, early)
+        ):
+            return  # stopped: limits_hit says so next
+        self.clock.sleep_until(due)
 
     def closed_loop(self) -> None:
         """Issue one query at a time (or ``max_in_flight``); LoadGen's SS/MS loop."""
@@ -189,9 +256,11 @@ class _PhaseRunner:
         spq = self.schedule.samples_per_query
         return self.wait_done(self.sink.issued - (in_flight - 1) * spq)
 
-    def wait_done(self, threshold: int) -> bool:
+    def wait_done(self, threshold: int, *, final: bool = False) -> bool:
         timeout = self.settings.requested.completion_timeout_ns
         while not self.sink.arm(threshold):
+            if self.stop is not None and self.stop.requested and not final:
+                return True  # limits_hit ends the issuing and logs the reason
             deadline = self.sink.last_progress_ns + timeout
             if self.clock.wait_for(self.sink.wake, deadline):
                 continue
@@ -210,7 +279,7 @@ class _PhaseRunner:
                 self.open_loop()
             self.sut.flush_queries()
             if not self.timed_out:
-                self.wait_done(self.sink.issued)
+                self.wait_done(self.sink.issued, final=True)
         except BaseException as exc:  # surfaced in the caller's thread
             self.crash = exc
 
@@ -224,11 +293,15 @@ def run_phase(
     policy: IssuePolicy | None = None,
     log_mask: npt.NDArray[np.bool_] | None = None,
     progress: Progress | None = None,
+    stop: StopSignal | None = None,
 ) -> PhaseResult:
-    """Issue ``schedule`` to ``sut`` from a dedicated thread and wait for the end."""
+    """Issue ``schedule`` to ``sut`` from a dedicated thread and wait for the end.
+
+    ``stop`` ends the issuing early (the phase then reports why).
+    """
     accuracy = settings.mode.value == "AccuracyOnly"
     policy = policy or IssuePolicy.for_scenario(settings.scenario, accuracy=accuracy)
-    runner = _PhaseRunner(sut, schedule, settings, clock, policy, log_mask)
+    runner = _PhaseRunner(sut, schedule, settings, clock, policy, log_mask, stop)
     thread = threading.Thread(target=runner.run, name="infermeter-issue", daemon=True)
     thread.start()
     while thread.is_alive():
@@ -252,7 +325,11 @@ def _result(runner: _PhaseRunner) -> PhaseResult:
             f"The SUT stopped answering: {missing} of {sink.issued} issued samples never "
             f"completed (no progress for {timeout_s:g} s, the completion timeout)."
         ] += 1
-    if runner.ran_out and runner.settings.mode.value == "PerformanceOnly":
+    if (
+        runner.ran_out
+        and not runner.stopped
+        and runner.settings.mode.value == "PerformanceOnly"
+    ):
         errors[OUT_OF_QUERIES] += 1
     completed = runner.records.completed_ns[: sink.issued]
     end = int(completed.max()) if completed.shape[0] else runner.start

@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from infermeter.clock import Clock, MonotonicClock
 from infermeter.errors import ConfigError
-from infermeter.loadgen.engine import PhaseResult, Progress, run_phase
+from infermeter.loadgen.engine import PhaseResult, Progress, StopSignal, run_phase
 from infermeter.loadgen.find_peak import find_peak
 from infermeter.loadgen.interfaces import QuerySampleLibrary, SystemUnderTest
 from infermeter.loadgen.logs.accuracy import AccuracyEntry
@@ -76,6 +76,7 @@ class _Context:
     progress: Progress | None
     on_phase: PhaseHook | None
     next_seq: int = 0
+    stop: StopSignal | None = None
 
 
 def run_test(
@@ -86,8 +87,12 @@ def run_test(
     clock: Clock | None = None,
     progress: Progress | None = None,
     on_phase: PhaseHook | None = None,
+    stop: StopSignal | None = None,
 ) -> RunOutcome:
-    """Run one LoadGen test in the mode ``settings.mode`` asks for."""
+    """Run one LoadGen test in the mode ``settings.mode`` asks for.
+
+    ``stop`` ends the running phase early, INVALID with its reason.
+    """
     clock = clock or MonotonicClock()
     if (
         settings.mode is Mode.FIND_PEAK_PERFORMANCE
@@ -109,7 +114,7 @@ def run_test(
         getattr(sut, "name", type(sut).__name__),
         dt.datetime.now(dt.UTC),
     )
-    ctx = _Context(sut, qsl, clock, outcome, progress, on_phase)
+    ctx = _Context(sut, qsl, clock, outcome, progress, on_phase, stop=stop)
     _log_header(ctx, eff)
     if settings.mode in (Mode.ACCURACY_ONLY, Mode.SUBMISSION_RUN):
         _accuracy(ctx, _with_mode(eff, Mode.ACCURACY_ONLY))
@@ -182,6 +187,7 @@ def _run_set(
         ctx.clock,
         log_mask=log_mask_fn(ctx.next_seq, schedule.sample_count),
         progress=ctx.progress,
+        stop=ctx.stop,
     )
     ctx.qsl.unload_samples(indices)
     _log_power(ctx, phase)

@@ -113,6 +113,18 @@ class Summary:
         )
 
     @property
+    def loadgen_invalid_reason(self) -> str:
+        """LoadGen's ``result_invalid_reason`` text (it leaves early stopping out)."""
+        text = ""
+        if not self.perf_constraints_met:
+            text += self.perf_recommendation + " "
+        if not self.min_duration_met:
+            text += self.min_duration_recommendation + " "
+        if not self.min_queries_met:
+            text += "The test exited early, before enough queries were issued."
+        return text
+
+    @property
     def valid(self) -> bool:
         return self.loadgen_valid and not self.errors and not self.samples_failed
 

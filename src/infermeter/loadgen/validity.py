@@ -85,8 +85,14 @@ def _judge_early_stopping(s: Summary) -> None:
         series = s.query_latency if cfg.scenario is Scenario.MULTI_STREAM else s.latency
         s.early_stopping = _early_stop(s, series, cfg.target_latency_ns, p)
         return
-    s.es_ttft = _early_stop(s, s.ttft, cfg.requested.ttft_latency, p)
     s.es_tpot = _early_stop(s, s.tpot, cfg.requested.tpot_latency, p)
+    # LoadGen checks TTFT only when TPOT passed (``tpot && ttft``); a skipped
+    # check leaves its result text empty.
+    s.es_ttft = (
+        _early_stop(s, s.ttft, cfg.requested.ttft_latency, p)
+        if s.es_tpot.ok
+        else EarlyStoppingResult(True, "")
+    )
 
 
 def _early_stop(

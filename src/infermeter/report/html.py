@@ -21,6 +21,7 @@ import numpy as np
 from infermeter.report import charts
 from infermeter.report.model import RunLike
 from infermeter.report.sweep import sweep_points
+from infermeter.throughput import definition, format_rate
 
 UNVERIFIED = "infermeter result (unverified): not verified by MLCommons Association"
 MAX_RESPONSES = 5
@@ -55,15 +56,19 @@ def _ms(values: np.ndarray) -> np.ndarray:
 
 def _run_charts(run: RunLike, prefix: str) -> list[dict[str, Any]]:
     rec = run.records
+    if not rec.ok.any():  # nothing completed: no empty axes, the failures say why
+        return []
     tokens = "tokens_per_second" in (run.meta.get("metrics") or {})
     latency = {"latency": _ms(rec.latency_ns())}
     figures = [
         charts.cdf(latency, "Latency CDF", "ms"),
         charts.histogram(latency, "Latency histogram", "ms"),
     ]
-    if tokens:
-        figures.append(charts.histogram({"TTFT": _ms(rec.ttft_ns())}, "TTFT", "ms"))
-        figures.append(charts.histogram({"TPOT": rec.tpot_ns() / 1e6}, "TPOT", "ms"))
+    ttft, tpot = _ms(rec.ttft_ns()), rec.tpot_ns() / 1e6
+    if tokens and ttft.size:  # answers that were not streamed have no TTFT
+        figures.append(charts.histogram({"TTFT": ttft}, "TTFT", "ms"))
+    if tokens and tpot.size:
+        figures.append(charts.histogram({"TPOT": tpot}, "TPOT", "ms"))
     figures += [
         charts.throughput_over_time(rec, tokens),
         charts.in_flight_over_time(rec),
@@ -98,12 +103,35 @@ def _failures(run: RunLike) -> list[tuple[str, int]]:
     ]
 
 
-def _metric_rows(metrics: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _number(key: str, value: float) -> str:
+    if isinstance(value, int):
+        return f"{value:,}"
+    if key in ("samples_per_second", "tokens_per_second"):
+        return format_rate(value)  # printed as run, diff and compare print it
+    return f"{value:,.3f}"
+
+
+def _metric_rows(
+    metrics: Mapping[str, Any], meta: Mapping[str, Any] | None = None
+) -> list[tuple[str, str]]:
     rows = [
-        (k, f"{v:,}" if isinstance(v, int) else f"{v:,.3f}")
+        (k, _number(k, v))
         for k, v in metrics.items()
         if isinstance(v, int | float) and not isinstance(v, bool)
     ]
+    meta = meta or {}
+    tokens = "tokens_per_second" in metrics
+    if "samples_per_second" in metrics or tokens:
+        scenario = str(meta.get("scenario", ""))
+        rows.append(
+            (
+                f"{'tokens/s' if tokens else 'samples/s'} definition",
+                definition(scenario, tokens=tokens),
+            )
+        )
+    counts = meta.get("token_counts")
+    if isinstance(counts, dict) and counts.get("description"):
+        rows.append(("token counts", str(counts["description"])))
     for block in ("latency_ns", "ttft_ns", "tpot_ns", "issue_lateness_ns"):
         values = metrics.get(block)
         if isinstance(values, dict) and values:
@@ -125,7 +153,7 @@ def _run_context(run: RunLike, index: int, extras: Mapping[str, Any]) -> dict[st
         "sut": f"{sut.get('kind', '')} {sut.get('name', '')}".strip() if sut else "",
         "started_at": meta.get("started_at"),
         "verdict": meta.get("verdict") or {},
-        "metrics": _metric_rows(meta.get("metrics") or {}),
+        "metrics": _metric_rows(meta.get("metrics") or {}, meta),
         "environment": meta.get("environment") or {},
         "power": meta.get("power"),
         "charts": _run_charts(run, f"run{index}"),

@@ -11,6 +11,7 @@ from infermeter.results.compare import Comparison
 from infermeter.results.cost import Cost
 from infermeter.results.diff import DiffResult
 from infermeter.results.published import PublishedResult
+from infermeter.throughput import format_rate
 
 
 def _num(value: float | None, digits: int = 1) -> str:
@@ -108,7 +109,7 @@ def comparison_table(comparison: Comparison) -> Table:
         f"this run ({run.label})",
         run.run_id,
         acc,
-        _num(run.value),
+        format_rate(run.value),
         _num(run.per_accelerator),
         "100 % (self)",
         "-",
@@ -170,8 +171,8 @@ def diff_table(result: DiffResult) -> Table:
     for m in result.metrics:
         table.add_row(
             f"{m.name} ({m.unit})",
-            f"{m.a:,.2f}",
-            f"{m.b:,.2f}",
+            format_rate(m.a),
+            format_rate(m.b),
             f"{m.change:+.1%}",
             f"[{m.low:+.1%}, {m.high:+.1%}]",
             m.verdict,

@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from infermeter.errors import ConfigError
 from infermeter.results.runfolder import Records, RunFolder
+from infermeter.throughput import run_rate
 
 EXIT_WORSE = 4
 NO_DIFFERENCE = "no significant difference"
@@ -118,6 +119,14 @@ def _series(rec: Records, tokens: bool) -> dict[str, tuple[F64, Stat, str, bool]
     return out
 
 
+def _anchored(boot: F64, point: float, run: RunFolder) -> tuple[F64, float]:
+    figure = run_rate(run.metrics, tokens=run.is_token_run)
+    if figure is None or point <= 0:
+        return boot, point
+    scaled: F64 = boot * (figure / point)
+    return scaled, figure
+
+
 def _bootstrap(
     values: F64, stat: Stat, resamples: int, rng: np.random.Generator, cap: int
 ) -> F64:
@@ -173,6 +182,11 @@ def diff_runs(
         point_b = float(stat(values_b[None, :])[0])
         boot_a = _bootstrap(values_a, stat, resamples, rng, max_samples)
         boot_b = _bootstrap(values_b, stat, resamples, rng, max_samples)
+        if name == "throughput":
+            # The run's own figure (one definition for run, diff, compare and
+            # report); the windows give its spread, scaled to that figure.
+            boot_a, point_a = _anchored(boot_a, point_a, a)
+            boot_b, point_b = _anchored(boot_b, point_b, b)
         rel = boot_b / np.where(boot_a == 0, np.nan, boot_a) - 1.0
         low, high = np.nanpercentile(rel, [tail, 100 - tail])
         change = point_b / point_a - 1.0 if point_a else 0.0

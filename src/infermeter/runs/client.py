@@ -25,6 +25,7 @@ class ClientReport:
         None  # absolute engine-clock send time per sample id, -1 = none
     )
     certification: dict[str, object] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)  # the SUT's effective settings
     fleet: dict[str, Any] | None = None  # per-replica figures of a fleet SUT
 
 
@@ -34,6 +35,9 @@ def collect(sut: object, outcome: RunOutcome, meter: CpuMeter) -> ClientReport:
     stats = getattr(sut, "stats", None)
     if callable(stats):
         report.stats = stats()
+    params = getattr(sut, "params", None)
+    if callable(params):
+        report.params = params()
     phase = outcome.performance
     report.fleet = fleet_block(sut, report.stats, phase)
     if phase is None:

@@ -16,10 +16,17 @@ from infermeter.loadgen.conf import settings_from_confs
 from infermeter.loadgen.engine import Progress
 from infermeter.loadgen.interfaces import SystemUnderTest
 from infermeter.loadgen.runner import RunOutcome, run_test
-from infermeter.loadgen.settings import Mode, RunSettings, Scenario
+from infermeter.loadgen.settings import Mode, RunSettings, Scenario, effective_settings
 from infermeter.results.energy import PowerSampler
 from infermeter.runs.client import ClientReport, collect
 from infermeter.runs.folder import default_run_dir, update_run_json, write_run_folder
+from infermeter.runs.guard import (
+    check_endpoint,
+    planned_run,
+    refuse_unmeasurable,
+    token_counts,
+    watch_reachability,
+)
 from infermeter.runs.official_folder import engine_meta, write_official_folder
 from infermeter.runs.selfcert import CpuMeter
 from infermeter.suts.registry import SutContext, create_sut
@@ -74,6 +81,7 @@ class RunRequest:
     store: Path | None = None
     index: bool = True
     engine: str = "native"  # or "mlcommons": the official LoadGen wheel
+    preflight: bool = True  # check an openai endpoint before sending load
 
 
 @dataclass
@@ -124,8 +132,13 @@ def execute(
     clock: Clock | None = None,
     progress: Progress | None = None,
     on_phase: Callable[[str], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> RunReport:
-    """Run the benchmark and write the run folder; never raises for an INVALID result."""
+    """Run the benchmark and write the run folder; never raises for an INVALID result.
+
+    ``on_note`` gets lines worth saying before the load starts (the preflight,
+    the planned length).
+    """
     if request.engine not in ("native", "mlcommons"):
         raise ConfigError(
             f"Unknown engine {request.engine!r}. Known: native, mlcommons"
@@ -149,21 +162,24 @@ def execute(
         options=dict(request.sut_options),
     )
     sampler = PowerSampler()  # NVML on GPUs, RAPL on CPUs, where readable
-    with _opened(create_sut(request.sut, context)) as sut, CpuMeter() as meter:
-        sampler.start()
-        try:
-            outcome = _run_engine(
-                request,
-                sut,
-                qsl,
-                settings,
-                folder,
-                clock=clock,
-                progress=progress,
-                on_phase=on_phase,
-            )
-        finally:
-            power = sampler.stop()
+    checks: dict[str, Any] | None = None
+    with _opened(create_sut(request.sut, context)) as sut:
+        checks = _before_load(request, bench.name, sut, settings, qsl, on_note)
+        with CpuMeter() as meter:
+            sampler.start()
+            try:
+                outcome = _run_engine(
+                    request,
+                    sut,
+                    qsl,
+                    settings,
+                    folder,
+                    clock=clock,
+                    progress=progress,
+                    on_phase=on_phase,
+                )
+            finally:
+                power = sampler.stop()
     client = (
         collect(sut, outcome, meter)
         if isinstance(outcome, RunOutcome)
@@ -175,6 +191,12 @@ def execute(
         meta["fleet"] = client.fleet
     if client.stats is not None:
         meta["sut"]["stats"] = client.stats
+    if client.params:
+        meta["sut"]["params"] = {**client.params, **meta["sut"]["params"]}
+    meta["token_counts"], estimate = token_counts(client.stats)
+    warnings += estimate
+    if checks is not None:
+        meta["preflight"] = checks
     if isinstance(outcome, OfficialOutcome):
         document = write_official_folder(folder, outcome, meta=meta)
     else:
@@ -186,6 +208,30 @@ def execute(
     if request.index:
         warnings += _index(folder, request.store)
     return RunReport(outcome, folder, document, warnings)
+
+
+def _before_load(
+    request: RunRequest,
+    benchmark: str,
+    sut: SystemUnderTest,
+    settings: RunSettings,
+    qsl: DatasetQSL,
+    on_note: Callable[[str], None] | None,
+) -> dict[str, Any] | None:
+    """Refuse what cannot be measured, check the endpoint, say how long the run is."""
+    eff = effective_settings(
+        settings,
+        qsl_total_count=qsl.total_sample_count,
+        qsl_performance_count=qsl.performance_sample_count,
+    )
+    refuse_unmeasurable(sut, eff, benchmark)
+    checks = None
+    if request.sut == "openai" and request.preflight:
+        checks = check_endpoint(request.sut_options, qsl, on_note)
+    performance = settings.mode in (Mode.PERFORMANCE_ONLY, Mode.SUBMISSION_RUN)
+    if on_note is not None and request.sut == "openai" and performance:
+        on_note(f"planned run: {planned_run(eff)}")
+    return checks
 
 
 def _run_engine(
@@ -210,7 +256,13 @@ def _run_engine(
             on_phase=on_phase,
         )
     return run_test(
-        sut, qsl, settings, clock=clock, progress=progress, on_phase=on_phase
+        sut,
+        qsl,
+        settings,
+        clock=clock,
+        progress=progress,
+        on_phase=on_phase,
+        stop=watch_reachability(sut),
     )
 
 

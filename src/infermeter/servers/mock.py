@@ -24,7 +24,12 @@ from infermeter.servers.background import ThreadedServer, bind_socket, new_event
 from infermeter.servers.endpoint import OpenAIEndpoint
 from infermeter.servers.faults import Fault, FaultConfig, FaultPicker
 from infermeter.servers.mock_media import MediaRoutes
-from infermeter.servers.mock_stream import ParsedRequest, parse_request, respond
+from infermeter.servers.mock_stream import (
+    STYLES,
+    ParsedRequest,
+    parse_request,
+    respond,
+)
 from infermeter.servers.timing import (
     Distribution,
     DistributionTiming,
@@ -51,6 +56,10 @@ class MockConfig:
     output_tokens: str | None = None
     faults: FaultConfig = field(default_factory=FaultConfig)
     seed: int = 0
+    # "llama.cpp": streams as llama.cpp does (no usage even when asked, an
+    # empty-text chunk for a token that splits a UTF-8 character, a role-only
+    # first chat chunk, a finish-only last chunk).
+    style: str = "openai"
     # /v1/videos answers with the video itself instead of a job to poll.
     video_sync: bool = False
 
@@ -58,6 +67,10 @@ class MockConfig:
         if self.mode not in MODES:
             raise ConfigError(
                 f"Unknown mock mode {self.mode!r}. Known modes: {', '.join(MODES)}"
+            )
+        if self.style not in STYLES:
+            raise ConfigError(
+                f"Unknown mock style {self.style!r}. Known: {', '.join(STYLES)}"
             )
         self.faults.validate()
         for spec in (self.ttft, self.itl, self.output_tokens):
@@ -124,7 +137,10 @@ class MockApp(OpenAIEndpoint):
             self.stats["with_authorization"] += 1
         try:
             parsed = parse_request(
-                await request.read(), chat=chat, in_flight=self.in_flight
+                await request.read(),
+                chat=chat,
+                in_flight=self.in_flight,
+                style=self.config.style,
             )
         except ValueError as exc:
             self.stats["bad_request"] += 1

@@ -19,6 +19,13 @@ from infermeter.servers.media_checks import chat_content
 from infermeter.servers.timing import MockRequest, TokenPlan
 
 TOKEN = "tok "
+LLAMA_CPP = "llama.cpp"
+STYLES = ("openai", LLAMA_CPP)
+# llama.cpp style: text without spaces, and in every 8 tokens one two-token
+# character (é is two bytes; the first token ends inside it, so its chunk
+# carries empty text), as llama.cpp streams a split UTF-8 character.
+LLAMA_TOKEN = "tok"
+SPLIT_CHAR = "é"
 SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
 DONE = b"data: [DONE]\n\n"
 MALFORMED = b"data: {this is not json\n\n"
@@ -32,10 +39,13 @@ class ParsedRequest:
     chat: bool
     include_usage: bool
     words: tuple[str, ...]
+    style: str = "openai"
     media: tuple[dict[str, Any], ...] = ()  # image / audio parts of a chat
 
 
-def parse_request(body: bytes, *, chat: bool, in_flight: int) -> ParsedRequest:
+def parse_request(
+    body: bytes, *, chat: bool, in_flight: int, style: str = "openai"
+) -> ParsedRequest:
     """Parse a (chat) completions body; ``ValueError`` with a message when it is bad."""
     try:
         obj = json.loads(body)
@@ -54,9 +64,9 @@ def parse_request(body: bytes, *, chat: bool, in_flight: int) -> ParsedRequest:
         stream=bool(obj.get("stream")),
         in_flight=in_flight,
     )
-    return ParsedRequest(
-        mock, chat, bool(options.get("include_usage")), words, tuple(media)
-    )
+    # llama.cpp ignores stream_options: its streams never carry usage.
+    usage = bool(options.get("include_usage")) and style != LLAMA_CPP
+    return ParsedRequest(mock, chat, usage, words, style, tuple(media))
 
 
 def _prompt_words(
@@ -96,6 +106,17 @@ def sse_chunk(text: str, chat: bool, model: str, finish: str | None = None) -> b
     return f'data: {head}"choices":[{choice}]}}\n\n'.encode()
 
 
+def _role_chunk(model: str) -> bytes:
+    head = (
+        '{"id":"mock","object":"chat.completion.chunk","created":0,'
+        f'"model":{json.dumps(model)},'
+    )
+    choice = (
+        '{"index":0,"delta":{"role":"assistant","content":null},"finish_reason":null}'
+    )
+    return f'data: {head}"choices":[{choice}]}}\n\n'.encode()
+
+
 def _usage_chunk(parsed: ParsedRequest, n: int, model: str) -> bytes:
     usage = _usage(parsed, n)
     body = {
@@ -113,10 +134,26 @@ def _usage(parsed: ParsedRequest, n: int) -> dict[str, int]:
     return {"prompt_tokens": prompt, "completion_tokens": n, "total_tokens": prompt + n}
 
 
-def _token_text(parsed: ParsedRequest, i: int, echo: bool) -> str:
+def _token_text(parsed: ParsedRequest, i: int, echo: bool, n: int) -> str:
     if echo and parsed.words:
         return parsed.words[i % len(parsed.words)] + " "
+    if parsed.style == LLAMA_CPP:
+        return _llama_text(i, n)
     return TOKEN
+
+
+def _llama_text(i: int, n: int) -> str:
+    slot = i % 8
+    if slot == 3 and i + 1 < n:
+        return ""  # the first byte of a two-byte character
+    if slot == 4:
+        return SPLIT_CHAR
+    return LLAMA_TOKEN
+
+
+def stream_head(parsed: ParsedRequest, model: str) -> bytes:
+    """What a stream starts with before any token (llama.cpp chat: the role)."""
+    return _role_chunk(model) if parsed.chat and parsed.style == LLAMA_CPP else b""
 
 
 def _finish_reason(parsed: ParsedRequest, n: int) -> str:
@@ -153,11 +190,12 @@ async def respond(
     if instant and fault in (Fault.NONE, Fault.SLOW_FIRST_BYTE):
         # One write for the whole stream: the cheapest answer (max-throughput).
         body = b"".join(
-            sse_chunk(_token_text(parsed, i, echo), parsed.chat, model)
+            sse_chunk(_token_text(parsed, i, echo, n), parsed.chat, model)
             for i in range(n)
         )
         return web.Response(
-            body=body + stream_tail(parsed, n, model), headers=SSE_HEADERS
+            body=stream_head(parsed, model) + body + stream_tail(parsed, n, model),
+            headers=SSE_HEADERS,
         )
     return await _stream(
         request, parsed, plan, n, fault=fault, faults=faults, model=model, echo=echo
@@ -183,6 +221,9 @@ async def _stream(
 ) -> web.StreamResponse:
     response = web.StreamResponse(headers=SSE_HEADERS)
     await response.prepare(request)
+    head = stream_head(parsed, model)
+    if head:
+        await response.write(head)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + plan.ttft_s
     mid_stream = fault in (Fault.RESET, Fault.STALL, Fault.MALFORMED)
@@ -197,7 +238,7 @@ async def _stream(
         if i == fault_at:
             return await _inject(request, response, fault, faults)
         await response.write(
-            sse_chunk(_token_text(parsed, i, echo), parsed.chat, model)
+            sse_chunk(_token_text(parsed, i, echo, n), parsed.chat, model)
         )
     if fault_at == n:
         return await _inject(request, response, fault, faults)
@@ -224,7 +265,7 @@ async def _inject(
 
 
 def full_body(parsed: ParsedRequest, n: int, model: str, echo: bool) -> dict[str, Any]:
-    text = "".join(_token_text(parsed, i, echo) for i in range(n))
+    text = "".join(_token_text(parsed, i, echo, n) for i in range(n))
     finish = _finish_reason(parsed, n)
     if parsed.chat:
         choice: dict[str, Any] = {

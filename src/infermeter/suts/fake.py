@@ -8,14 +8,24 @@ times a seeded log-normal jitter.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import numpy.typing as npt
 
 from infermeter.clock import Clock
-from infermeter.loadgen.interfaces import CompletionSink, IdArray, QueryBatch
+from infermeter.errors import ConfigError
+from infermeter.loadgen.interfaces import (
+    CompletionSink,
+    IdArray,
+    IndexArray,
+    QueryBatch,
+)
 from infermeter.suts.registry import SutContext, register
 
 MS = 1_000_000
+# Sample index -> (response bytes, token count): answers instead of the payload.
+Responder = Callable[[int], tuple[bytes, int]]
 
 
 class FakeSUT:
@@ -37,6 +47,7 @@ class FakeSUT:
         hang_after: int = -1,
         seed: int = 0,
         payload: bytes = b"\x01\x02\x03\x04",
+        responder: Responder | None = None,
     ) -> None:
         self.clock = clock
         self.latency_ns = latency_ns
@@ -48,25 +59,27 @@ class FakeSUT:
         self.fail_every = fail_every
         self.hang_after = hang_after
         self.payload = payload
+        self.responder = responder
         self._rng = np.random.default_rng(seed)
         self._seen = 0
 
     def issue_query(self, batch: QueryBatch, sink: CompletionSink) -> None:
-        ids = batch.ids
+        ids, indices = batch.ids, batch.sample_indices
         if self.hang_after >= 0:
             keep = max(0, self.hang_after - self._seen)
-            ids = ids[:keep]
+            ids, indices = ids[:keep], indices[:keep]
         self._seen += len(batch)
         if ids.shape[0] == 0:
             return
         scale = self._scale(ids.shape[0])
         now = self.clock.now_ns()
         if self.jitter == 0.0:
-            self._schedule(ids, now, sink, 1.0)
+            self._schedule(ids, indices, now, sink, 1.0)
         else:
-            for k, sample_id in enumerate(ids.tolist()):
-                one = np.asarray([sample_id], dtype=np.int64)
-                self._schedule(one, now, sink, float(scale[k]))
+            for k in range(ids.shape[0]):
+                self._schedule(
+                    ids[k : k + 1], indices[k : k + 1], now, sink, float(scale[k])
+                )
 
     def _scale(self, n: int) -> npt.NDArray[np.float64]:
         if self.jitter == 0.0:
@@ -74,31 +87,38 @@ class FakeSUT:
         return self._rng.lognormal(0.0, self.jitter, n)
 
     def _schedule(
-        self, ids: IdArray, now: int, sink: CompletionSink, scale: float
+        self,
+        ids: IdArray,
+        indices: IndexArray,
+        now: int,
+        sink: CompletionSink,
+        scale: float,
     ) -> None:
+        done = now + int(self.latency_ns * scale)
         if self.token_run:
             ttft = int(self.ttft_ns * scale)
-            total = ttft + int((self.output_tokens - 1) * self.tpot_ns * scale)
+            done = now + ttft + int((self.output_tokens - 1) * self.tpot_ns * scale)
             self.clock.call_at(
                 now + ttft, lambda: sink.first_token(ids, [self.payload] * len(ids))
             )
-            self.clock.call_at(now + total, lambda: self._finish(ids, sink))
-        else:
-            self.clock.call_at(
-                now + int(self.latency_ns * scale), lambda: self._finish(ids, sink)
-            )
+        self.clock.call_at(done, lambda: self._finish(ids, indices, sink))
 
-    def _finish(self, ids: IdArray, sink: CompletionSink) -> None:
+    def _finish(self, ids: IdArray, indices: IndexArray, sink: CompletionSink) -> None:
         if self.fail_every:
             bad = ids % self.fail_every == self.fail_every - 1
             if bad.any():
                 sink.fail(ids[bad], "injected failure (fake SUT fail_every)")
-            ids = ids[~bad]
+            ids, indices = ids[~bad], indices[~bad]
             if ids.shape[0] == 0:
                 return
-        data = [self.payload] * len(ids)
+        data: list[bytes] = [self.payload] * len(ids)
+        tokens: npt.NDArray[np.int64] | int = self.output_tokens
+        if self.responder is not None:
+            answers = [self.responder(int(i)) for i in indices.tolist()]
+            data = [a[0] for a in answers]
+            tokens = np.asarray([a[1] for a in answers], dtype=np.int64)
         if self.token_run:
-            sink.complete(ids, n_tokens=self.output_tokens, data=data)
+            sink.complete(ids, n_tokens=tokens, data=data)
         else:
             sink.complete(ids, data=data)
 
@@ -119,4 +139,30 @@ def _factory(context: SutContext) -> FakeSUT:
         fail_every=int(context.float_option("fail_every", 0)),
         hang_after=int(context.float_option("hang_after", -1)),
         seed=int(context.float_option("seed", 0)),
+        responder=_responder(context),
     )
+
+
+def _responder(context: SutContext) -> Responder | None:
+    """``--sut-opt answers=reference [--sut-opt wrong=0.5]``: reply from the dataset."""
+    mode = context.option("answers", "")
+    if not mode:
+        return None
+    if mode != "reference":
+        raise ConfigError(
+            f"SUT option answers={mode!r} is unknown; pass --sut-opt answers=reference"
+        )
+    from infermeter.workloads.accuracy.answers import answer, is_wrong
+    from infermeter.workloads.datasets.base import DatasetQSL
+    from infermeter.workloads.registry import get_benchmark
+
+    qsl = context.qsl
+    if not isinstance(qsl, DatasetQSL):
+        raise ConfigError("answers=reference needs a dataset with references.")
+    bench = get_benchmark(context.benchmark)
+    fraction = context.float_option("wrong", 0.0)
+
+    def respond(index: int) -> tuple[bytes, int]:
+        return answer(bench, qsl.sample(index), wrong=is_wrong(index, fraction))
+
+    return respond

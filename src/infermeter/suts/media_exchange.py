@@ -11,7 +11,8 @@
   itself (``data[].b64_json`` / ``url``, as vLLM-Omni does). A polled latency
   is late by up to one poll interval.
 
-Non-streamed answers report their first token when the whole answer is in.
+A whole (non-streamed) answer has no first-token time: as for text, TTFT and
+TPOT stay unmeasured and the latency is the answer's.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import asyncio
 import base64
 import binascii
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,7 +103,8 @@ class TranscriptStream:
             self._message(message.data)
         if not self._ended:
             raise SUTProtocolError("transcription stream ended before [DONE]")
-        return StreamOutcome("".join(self._parts), self.fragments, self._usage, "stop")
+        text = "".join(self._parts)
+        return StreamOutcome(text, self.fragments, self._usage, "stop", self.fragments)
 
     def _message(self, data: bytes) -> bool:
         if data == DONE:
@@ -134,7 +137,7 @@ class TranscriptStream:
 def _transcript(body: bytes, content_type: str) -> MediaOutcome:
     if "json" not in content_type and not body.lstrip().startswith(b"{"):
         plain = body.decode("utf-8", "replace")  # text, srt, vtt
-        return MediaOutcome(plain, 1, None, "stop")
+        return MediaOutcome(plain, 1, None, "stop", 1, streamed=False)
     obj = _json(body, "transcription")
     text = obj.get("text")
     if not isinstance(text, str):
@@ -143,7 +146,8 @@ def _transcript(body: bytes, content_type: str) -> MediaOutcome:
     tokens = None
     if isinstance(usage, dict):
         tokens = usage.get("output_tokens", usage.get("completion_tokens"))
-    return MediaOutcome(text, 1, tokens if isinstance(tokens, int) else None, "stop")
+    usage_tokens = tokens if isinstance(tokens, int) else None
+    return MediaOutcome(text, 1, usage_tokens, "stop", 1, streamed=False)
 
 
 def _generated(obj: dict[str, Any], what: str) -> MediaOutcome:
@@ -156,9 +160,11 @@ def _generated(obj: dict[str, Any], what: str) -> MediaOutcome:
     if isinstance(b64, str) and b64:
         if what == "images":
             _check_image(b64)
-        return MediaOutcome("", len(data), None, "stop", payload=b64)
+        return MediaOutcome("", len(data), None, "stop", len(data), False, b64)
     if isinstance(url, str) and url:
-        return MediaOutcome(url, len(data), None, "stop", payload=url.encode())
+        return MediaOutcome(
+            url, len(data), None, "stop", len(data), False, url.encode()
+        )
     raise SUTProtocolError(f'{what}: data[0] has neither "b64_json" nor "url"')
 
 
@@ -174,8 +180,15 @@ def _check_image(b64: str) -> None:
 class MediaExchange:
     """One request of a media API on the SUT's session (called on its event loop)."""
 
-    def __init__(self, config: OpenAIConfig, headers: dict[str, str]) -> None:
+    def __init__(
+        self,
+        config: OpenAIConfig,
+        headers: dict[str, str],
+        *,
+        reached: Callable[[], None] = lambda: None,
+    ) -> None:
         self.config = config
+        self._reached = reached  # any HTTP answer: the endpoint is there
         self._json_headers = headers
         self._auth = {k: v for k, v in headers.items() if k != "Content-Type"}
 
@@ -198,6 +211,7 @@ class MediaExchange:
         total: float | None,
     ) -> StreamOutcome:
         async with session.post(url, data=body, headers=self._headers(body)) as resp:
+            self._reached()
             if resp.status not in (200, 201, 202):
                 raise _status_error(resp.status, await resp.read())
             ctype = resp.headers.get("Content-Type", "")
@@ -210,7 +224,6 @@ class MediaExchange:
             outcome = _generated(_json(answer, "images"), "images")
         else:
             outcome = await self._video(session, url, _json(answer, "videos"))
-        sink.first_token(ids)
         state.fragments = outcome.fragments
         return outcome
 
@@ -231,7 +244,6 @@ class MediaExchange:
             state.fragments = stream.fragments
         outcome = stream.finish()
         if outcome.fragments == 0:  # silence transcribes to nothing: still an answer
-            sink.first_token(ids)
             state.fragments = 1
             return MediaOutcome("", 1, outcome.usage_tokens, "stop")
         return outcome
@@ -259,7 +271,7 @@ class MediaExchange:
         content = await self._get(session, url + "/content")
         if not content:
             raise SUTProtocolError(f"videos: job {video_id} has empty content")
-        return MediaOutcome("", 1, None, "stop", payload=content)
+        return MediaOutcome("", 1, None, "stop", 1, False, content)
 
     async def _get(self, session: aiohttp.ClientSession, url: str) -> bytes:
         async with session.get(url, headers=self._auth) as resp:
@@ -270,7 +282,12 @@ class MediaExchange:
 
 
 def media_exchange(
-    config: OpenAIConfig, headers: dict[str, str]
+    config: OpenAIConfig,
+    headers: dict[str, str],
+    *,
+    reached: Callable[[], None] = lambda: None,
 ) -> MediaExchange | None:
     """The exchange for a media API; None for completions and chat (the text path)."""
-    return MediaExchange(config, headers) if config.api in MEDIA_APIS else None
+    if config.api not in MEDIA_APIS:
+        return None
+    return MediaExchange(config, headers, reached=reached)

@@ -27,9 +27,15 @@ from infermeter.suts.openai_media import with_media_api
 from infermeter.suts.openai_options import config_from_options, prompts_for
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig, build_body
 from infermeter.suts.prompts import PromptSource
+from infermeter.suts.reachability import Reachability, mask_ids, top_reasons
 from infermeter.suts.registry import SutContext, register
 from infermeter.suts.sse import StreamOutcome, StreamState, parse_body
-from infermeter.suts.token_count import FileTokenizer, TokenTally, count_tokens
+from infermeter.suts.token_count import (
+    Tokenizer,
+    TokenTally,
+    count_tokens,
+    load_tokenizer,
+)
 
 if TYPE_CHECKING:
     from infermeter.suts.http_workers import MultiProcessHttpSUT
@@ -66,8 +72,8 @@ class OpenAIHttpSUT:
         self._prompts = prompts
         self._key = api_key
         self._clock = clock or MonotonicClock()
-        self._tokenizer = (
-            FileTokenizer(config.tokenizer_file) if config.tokenizer_file else None
+        self._tokenizer: Tokenizer | None = (
+            load_tokenizer(config.tokenizer_file) if config.tokenizer_file else None
         )
         self._bodies: dict[int, bytes] = {}
         self._url = config.endpoint
@@ -75,10 +81,13 @@ class OpenAIHttpSUT:
         self._headers = {"Content-Type": "application/json"}
         if api_key is not None:
             self._headers["Authorization"] = api_key.header()
-        self._media = media_exchange(config, self._headers)
-        self.tally = TokenTally()
+        self.tally = self._new_tally()
         self.failures: Counter[str] = Counter()
         self.completed = 0
+        self.reachability = Reachability(config.unreachable_after_s, self._clock)
+        self._media = media_exchange(
+            config, self._headers, reached=lambda: self.reachability.reached()
+        )
         self._sent_ids: list[int] = []
         self._sent_ns: list[int] = []
         self._tasks: set[asyncio.Task[None]] = set()
@@ -91,6 +100,11 @@ class OpenAIHttpSUT:
         self._thread.start()
         _raise_fd_limit(config.max_connections + 64)
         asyncio.run_coroutine_threadsafe(self._open(), self._loop).result(30)
+
+    @property
+    def streams(self) -> bool:
+        """False when answers come whole: then no first-token time is measured."""
+        return self.config.stream
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -134,10 +148,14 @@ class OpenAIHttpSUT:
             "requests": len(self._sent_ids),
             "completed": self.completed,
             "failed": sum(self.failures.values()),
-            "failure_reasons": dict(self.failures.most_common(20)),
-            "output_tokens": self.tally.as_dict(),
+            "failure_reasons": top_reasons(self.failures),
+            "token_counts": self.tally.as_dict(),
             **({"fleet": self._fleet.stats()} if self._fleet else {}),
         }
+
+    def params(self) -> dict[str, Any]:
+        """The effective request settings, for run.json (no secret)."""
+        return self.config.params()
 
     def routes(self) -> tuple[np.ndarray, np.ndarray] | None:
         """(ids, replica index) of every routed request; None for one endpoint."""
@@ -147,11 +165,15 @@ class OpenAIHttpSUT:
         """Forget send times and counts (after a warm-up phase; ids restart at 0)."""
         self._sent_ids.clear()
         self._sent_ns.clear()
-        self.tally = TokenTally()
+        self.tally = self._new_tally()
         self.failures.clear()
         self.completed = 0
         if self._fleet is not None:
             self._fleet.reset()
+
+    def _new_tally(self) -> TokenTally:
+        name = self._tokenizer.name if self._tokenizer is not None else None
+        return TokenTally(tokenizer=name)
 
     def close(self) -> None:
         """Cancel what is in flight, close the connections, stop the thread."""
@@ -233,9 +255,11 @@ class OpenAIHttpSUT:
             if outcome.fragments == 0:
                 raise SUTProtocolError("empty response: no output tokens")
         except asyncio.CancelledError:
-            sink.fail(ids, "cancelled: the SUT was closed")
+            # Closed after the run ended (completion timeout, interrupt): the
+            # sample stays "never completed", as the run's summary counted it.
             raise
         except Exception as exc:  # every failure is the sample's, not the run's
+            self.reachability.failed(exc)
             if fleet is not None:
                 fleet.done(sid, ok=False)
             self._fail(ids, _reason(exc), sink)
@@ -291,12 +315,12 @@ class OpenAIHttpSUT:
                 self._session, url, body, sink, ids, state, scope, total
             )
         async with self._session.post(url, data=body, headers=self._headers) as resp:
+            self.reachability.reached()
             if resp.status != 200:
                 raise HttpStatusError(resp.status, await resp.read())
             if not self.config.stream:
-                outcome = parse_body(await resp.read())
-                sink.first_token(ids)
-                return outcome
+                # A whole answer has no first-token time: TTFT/TPOT stay unmeasured.
+                return parse_body(await resp.read())
             async for chunk in resp.content.iter_any():
                 if state.feed(chunk):
                     sink.first_token(ids)
@@ -312,7 +336,7 @@ class OpenAIHttpSUT:
 
 
 def _reason(exc: BaseException) -> str:
-    """One short line saying why a request failed."""
+    """One short line saying why a request failed (ids masked, so reasons group)."""
     if isinstance(
         exc, HttpStatusError | SUTProtocolError | SUTTimeoutError | ConfigError
     ):
@@ -325,7 +349,7 @@ def _reason(exc: BaseException) -> str:
         text = f"connection error: {type(exc).__name__}: {exc}"
     else:
         text = f"client error: {type(exc).__name__}: {exc}"
-    return text.replace("\n", " ")[:300]
+    return mask_ids(text.replace("\n", " "))[:300]
 
 
 def _earliest(a: float | None, b: float | None) -> float | None:

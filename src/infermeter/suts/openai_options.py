@@ -2,8 +2,8 @@
 
 Options (all ``key=value``): url, model, api, stream, max_tokens, temperature,
 ignore_eos, min_tokens, include_usage, extra_body (JSON), tokenizer,
-connect_timeout, first_token_timeout, timeout (seconds), max_connections,
-max_in_flight, uvloop, api_key_env, api_key_file, workers. A fleet: ``url`` holds
+connect_timeout, first_token_timeout, timeout, unreachable_after (seconds),
+max_connections, max_in_flight, uvloop, api_key_env, api_key_file, workers. A fleet: ``url`` holds
 one base URL per replica, comma-separated; routing (round-robin,
 least-outstanding, prefix), routing_block (tokens per prefix block),
 routing_cache_blocks (per replica), routing_overlap_weight. For the media APIs:
@@ -39,6 +39,7 @@ KNOWN = [
     "connect_timeout",
     "first_token_timeout",
     "timeout",
+    "unreachable_after",
     "max_connections",
     "max_in_flight",
     "uvloop",
@@ -96,6 +97,7 @@ def config_from_options(options: dict[str, str]) -> tuple[OpenAIConfig, ApiKey |
         max_connections=o.integer("max_connections") or 1024,
         max_in_flight=o.integer("max_in_flight") or 0,
         tokenizer_file=options.get("tokenizer"),
+        unreachable_after_s=o.number("unreachable_after", 30.0) or 0.0,
         use_uvloop=o.flag("uvloop", True),
         workers=o.integer("workers") or 1,
         response_format=options.get("response_format"),

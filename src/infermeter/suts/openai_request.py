@@ -96,7 +96,11 @@ class OpenAIConfig:
     # (recorded after the wait) shows the queueing. 0 = no cap.
     max_in_flight: int = 0
     read_bufsize: int = 1 << 20
+    # A folder with tokenizer.json, such a file, or a tiktoken encoding name:
+    # it re-counts output tokens when the server sends no usage.
     tokenizer_file: str | None = None
+    # End the run when every request for this long failed to connect (0 = never).
+    unreachable_after_s: float = 30.0
     use_uvloop: bool = True
     workers: int = 1
     # A fleet: one base URL per replica (``url`` is the first); empty = one.

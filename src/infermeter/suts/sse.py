@@ -92,6 +92,10 @@ class ChunkEvent:
     finish_reason: str | None = None
     completion_tokens: int | None = None
     error: str | None = None
+    # Choices that carried a token, even one with empty text (a token that
+    # ends inside a multi-byte UTF-8 character); role-only and finish-only
+    # chunks carry none.
+    token_events: int = 0
 
     @property
     def has_fragment(self) -> bool:
@@ -121,15 +125,27 @@ def _event_of(obj: dict[str, Any]) -> ChunkEvent:
     reasoning: list[str] = []
     tool: list[str] = []
     finish: str | None = None
+    events = 0
     for choice in obj.get("choices") or ():
         if not isinstance(choice, dict):
             continue
+        done = choice.get("finish_reason")
         part = choice.get("delta") or choice.get("message")
         if isinstance(part, dict):
-            _collect(part, text, reasoning, tool)
-        elif isinstance(choice.get("text"), str):
-            text.append(choice["text"])
-        finish = choice.get("finish_reason") or finish
+            carried = _collect(part, text, reasoning, tool)
+            role_only = "role" in part
+        else:
+            value = choice.get("text")
+            carried = 0
+            if isinstance(value, str):
+                text.append(value)
+                carried = 2 if value else 1
+            role_only = False
+        # Empty output counts as a token unless the chunk only names the role
+        # or only carries the finish reason.
+        if carried == 2 or (carried == 1 and not (done or role_only)):
+            events += 1
+        finish = done or finish
     usage = obj.get("usage")
     tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
     return ChunkEvent(
@@ -138,27 +154,34 @@ def _event_of(obj: dict[str, Any]) -> ChunkEvent:
         tool="".join(tool),
         finish_reason=finish,
         completion_tokens=tokens if isinstance(tokens, int) else None,
+        token_events=events,
     )
 
 
 def _collect(
     part: dict[str, Any], text: list[str], reasoning: list[str], tool: list[str]
-) -> None:
+) -> int:
+    """Append the part's output: 0 = no output field, 1 = only empty ones, 2 = output."""
+    carried = 0
     content = part.get("content")
     if isinstance(content, str):
         text.append(content)
+        carried = max(carried, 2 if content else 1)
     # vLLM and DeepSeek call it reasoning_content; newer servers reasoning.
     for key in ("reasoning_content", "reasoning"):
         value = part.get(key)
         if isinstance(value, str):
             reasoning.append(value)
+            carried = max(carried, 2 if value else 1)
     for call in part.get("tool_calls") or ():
         function = call.get("function") if isinstance(call, dict) else None
         if isinstance(function, dict):
+            carried = 2
             for key in ("name", "arguments"):
                 value = function.get(key)
                 if isinstance(value, str):
                     tool.append(value)
+    return carried
 
 
 def _error_of(obj: dict[str, Any]) -> str | None:
@@ -182,9 +205,11 @@ class StreamOutcome:
     """The whole answer of one request."""
 
     text: str
-    fragments: int
+    fragments: int  # chunks with non-empty output
     usage_tokens: int | None
     finish_reason: str | None
+    token_events: int = 0  # token-bearing chunks, empty text included
+    streamed: bool = True
 
 
 class StreamState:
@@ -202,6 +227,7 @@ class StreamState:
         "_parts",
         "_usage",
         "fragments",
+        "token_events",
     )
 
     def __init__(self, *, keep_text: bool = True) -> None:
@@ -212,6 +238,7 @@ class StreamState:
         self._finish: str | None = None
         self._done = False
         self.fragments = 0
+        self.token_events = 0
 
     def feed(self, chunk: bytes) -> bool:
         """Consume bytes; True when they held the first token. Raises on errors."""
@@ -227,7 +254,11 @@ class StreamState:
         if not (self._done or self._finish or self._usage is not None):
             raise SUTProtocolError("stream ended before [DONE]")
         return StreamOutcome(
-            "".join(self._parts), self.fragments, self._usage, self._finish
+            "".join(self._parts),
+            self.fragments,
+            self._usage,
+            self._finish,
+            self.token_events,
         )
 
     def _message(self, message: SSEMessage) -> bool:
@@ -244,6 +275,7 @@ class StreamState:
             self._usage = event.completion_tokens
         if event.finish_reason:
             self._finish = event.finish_reason
+        self.token_events += event.token_events
         if not event.has_fragment:
             return False
         if self._keep_text:
@@ -263,4 +295,6 @@ def parse_body(body: bytes) -> StreamOutcome:
         1 if event.has_fragment else 0,
         event.completion_tokens,
         event.finish_reason,
+        event.token_events,
+        streamed=False,
     )

@@ -100,7 +100,36 @@ def settings_for(case):
     elif case == "accuracy":
         ts.scenario = lg.TestScenario.SingleStream
         ts.mode = lg.TestMode.AccuracyOnly
+    elif case == "llm_sample_count":  # llama2-70b asks for 24,576 samples
+        ts.scenario = lg.TestScenario.Offline
+        ts.use_token_latencies = True
+        ts.offline_expected_qps = 1000
+        ts.min_query_count = 500
+        ts.min_duration_ms = 0
+        ts.performance_sample_count_override = 24576
+    elif case == "sample_count":  # resnet50 asks for 1,024 samples
+        ts.scenario = lg.TestScenario.SingleStream
+        ts.single_stream_expected_latency_ns = 100_000
+        ts.min_query_count = 100
+        ts.min_duration_ms = 0
+        ts.performance_sample_count_override = 1024
+    elif case == "llm_tpot_fails":
+        ts.scenario = lg.TestScenario.Server
+        ts.server_target_qps = 2500
+        ts.min_query_count = 600
+        ts.use_token_latencies = True
+        ts.ttft_latency = 2_000_000_000
+        ts.tpot_latency = 1
     return ts
+
+
+def qsl_size(case):
+    """Total and performance sample counts of the QSL."""
+    if case == "llm_sample_count":
+        return 1024, 1024
+    if case == "sample_count":
+        return 128, 128
+    return TOTAL, PERF
 
 
 def main():
@@ -111,7 +140,7 @@ def main():
     tokens = args.case.startswith("llm")
     sut_impl = WorkerSUT(tokens, batch=16)
     sut = lg.ConstructSUT(sut_impl.issue, lambda: None)
-    qsl = lg.ConstructQSL(TOTAL, PERF, lambda idx: None, lambda idx: None)
+    qsl = lg.ConstructQSL(*qsl_size(args.case), lambda idx: None, lambda idx: None)
     log_settings = lg.LogSettings()
     log_settings.log_output.outdir = args.outdir
     log_settings.enable_trace = False

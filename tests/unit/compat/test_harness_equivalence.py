@@ -27,6 +27,9 @@ CASES = (
     "offline_invalid",
     "multistream",
     "accuracy",
+    "llm_sample_count",
+    "sample_count",
+    "llm_tpot_fails",
 )
 # Keys only the C++ LoadGen writes: its build stamps, logger internals and
 # run-time allocation warnings. Anything else must match.
@@ -103,6 +106,9 @@ def test_expected_verdicts(runs: Path) -> None:
         "offline_invalid": "INVALID",
         "multistream": "VALID",
         "accuracy": None,
+        "llm_sample_count": "VALID",
+        "sample_count": "VALID",
+        "llm_tpot_fails": "INVALID",
     }
 
 
@@ -161,3 +167,28 @@ def test_from_config_return_codes_and_values_match_the_wheel(tmp_path: Path) -> 
         outputs.append(proc.stdout.strip().splitlines()[-1])
     assert outputs[0] == outputs[1]
     assert '"missing.conf", -2' in outputs[0] and '"bad.conf", -22' in outputs[0]
+
+
+@pytest.mark.parametrize(
+    ("case", "count"), [("llm_sample_count", 24576), ("sample_count", 1024)]
+)
+def test_performance_sample_count_is_logged_as_set(
+    runs: Path, case: str, count: int
+) -> None:
+    for engine in ("official", "compat"):
+        summary, detail = read_logs(runs / f"{case}-{engine}")
+        assert detail.get("effective_performance_sample_count") == count, engine
+        assert summary.get("performance_sample_count") == str(count), engine
+
+
+def test_tpot_failure_texts_equal_the_wheel(runs: Path) -> None:
+    _, official = read_logs(runs / "llm_tpot_fails-official")
+    _, ours = read_logs(runs / "llm_tpot_fails-compat")
+    assert ours.get("early_stopping_ttft_result") == ""
+    for key in (
+        "result_invalid_reason",
+        "early_stopping_ttft_result",
+        "early_stopping_met",
+        "result_perf_constraints_met",
+    ):
+        assert ours.get(key) == official.get(key), key

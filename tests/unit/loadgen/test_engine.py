@@ -265,7 +265,10 @@ def test_max_query_count_ends_early_with_an_error() -> None:
     outcome = run_test(sut, InMemoryQSL(64), run, clock=clock)
     assert outcome.summary is not None
     assert outcome.summary.query_count == 60
-    assert "Ending early: max query count reached." in outcome.summary.errors
+    assert (
+        "IssueQueryThread 0 Ending early: Max query count reached. query_count 60"
+        in outcome.summary.errors
+    )
 
 
 class SingleWorker:

@@ -42,6 +42,13 @@ CASES: dict[str, dict[str, object]] = {
         "tpot_latency": 200_000_000,
         "tokens": True,
     },
+    "offline_tokens": {
+        "scenario": "Offline",
+        "offline_expected_qps": 20000.0,
+        "min_duration_ms": 0,
+        "use_token_latencies": True,
+        "tokens": True,
+    },
     "offline": {
         "scenario": "Offline",
         "offline_expected_qps": 20000.0,
@@ -53,11 +60,27 @@ CASES: dict[str, dict[str, object]] = {
         "min_duration_ms": 50,
         "min_query_count": 100,
     },
+    "single_stream_tokens": {
+        "scenario": "SingleStream",
+        "single_stream_expected_latency_ns": 1000,
+        "min_duration_ms": 50,
+        "min_query_count": 100,
+        "use_token_latencies": True,
+        "tokens": True,
+    },
     "multi_stream": {
         "scenario": "MultiStream",
         "multi_stream_expected_latency_ns": 5000,
         "min_duration_ms": 50,
         "min_query_count": 662,
+    },
+    "multi_stream_tokens": {
+        "scenario": "MultiStream",
+        "multi_stream_expected_latency_ns": 5000,
+        "min_duration_ms": 50,
+        "min_query_count": 662,
+        "use_token_latencies": True,
+        "tokens": True,
     },
     "server_sampled_accuracy_log": {
         "scenario": "Server",

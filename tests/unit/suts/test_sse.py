@@ -189,3 +189,40 @@ def test_parse_body_error_and_non_object() -> None:
         parse_body(b'{"object": "error", "message": "bad"}')
     with pytest.raises(SUTProtocolError, match="not a JSON object"):
         parse_chunk(b"[1, 2]")
+
+
+@pytest.mark.parametrize(
+    ("payload", "events"),
+    [
+        ('{"choices":[{"text":"a","finish_reason":null}]}', 1),
+        # a token that ends inside a UTF-8 character: empty text, still a token
+        ('{"choices":[{"text":"","finish_reason":null}]}', 1),
+        ('{"choices":[{"delta":{"content":""},"finish_reason":null}]}', 1),
+        # finish-only and role-only chunks carry no token
+        ('{"choices":[{"text":"","finish_reason":"stop"}]}', 0),
+        ('{"choices":[{"delta":{},"finish_reason":"length"}]}', 0),
+        ('{"choices":[{"delta":{"role":"assistant","content":null}}]}', 0),
+        ('{"choices":[{"delta":{"role":"assistant","content":""}}]}', 0),
+        # a last token that arrives with the finish reason is one
+        ('{"choices":[{"text":"z","finish_reason":"length"}]}', 1),
+        ('{"choices":[{"delta":{"role":"assistant","content":"hi"}}]}', 1),
+        ('{"choices":[],"usage":{"completion_tokens":5}}', 0),
+    ],
+)
+def test_token_events_count_token_bearing_chunks(payload: str, events: int) -> None:
+    assert parse_chunk(payload).token_events == events
+
+
+def test_stream_outcome_counts_empty_text_tokens_but_not_the_finish_chunk() -> None:
+    chunks = [
+        '{"choices":[{"text":"a"}]}',
+        '{"choices":[{"text":""}]}',
+        '{"choices":[{"text":"\\u00e9"}]}',
+        '{"choices":[{"text":"","finish_reason":"stop"}]}',
+    ]
+    state = StreamState()
+    body = "".join(f"data: {c}\n\n" for c in chunks) + "data: [DONE]\n\n"
+    state.feed(body.encode())
+    outcome = state.finish()
+    assert (outcome.token_events, outcome.fragments, outcome.text) == (3, 2, "aé")
+    assert outcome.usage_tokens is None and outcome.streamed

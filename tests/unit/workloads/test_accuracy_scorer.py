@@ -214,7 +214,17 @@ def test_uncomputable_metric_fails_honestly(tmp_path: Path) -> None:
     )
     mbxp = next(m for m in report.metrics if m.metric == "mbxp")
     assert mbxp.value is None and mbxp.passed is False
-    assert "code" in mbxp.note
+    assert "MBXP" in mbxp.note  # no MBXP sample among the first two
+    assert not report.passed
+    wan = get_benchmark("wan-2.2-t2v-a14b")
+    report = score_accuracy_log(
+        _write_log(tmp_path / "b.json", rows),
+        wan,
+        build_qsl(wan, options=DatasetOptions(samples=2)),
+    )
+    (vbench,) = [m for m in report.metrics if m.metric == "vbench_score"]
+    assert vbench.value is None and "VBench" in vbench.note
+    assert not report.passed
 
 
 def _entry(tokens: list[int], first: list[int] | None, count: int | None) -> LogEntry:

@@ -16,6 +16,7 @@ from infermeter.loadgen.settings import (
     Scenario,
 )
 from infermeter.loadgen.summary import PERCENTILES, LatencyStats, Summary
+from infermeter.loadgen.validity import EarlyStoppingResult
 
 Value = str | int | float | bool | list[int] | dict[str, str]
 
@@ -74,11 +75,12 @@ def requested_entries(r: RunSettings) -> list[tuple[str, Value]]:
         ("requested_scenario", r.scenario.value),
         ("requested_test_mode", r.mode.value),
     ]
+    # The expected-latency hints are doubles in LoadGen (logged as 1e+06).
     if r.scenario is Scenario.SINGLE_STREAM:
         out += [
             (
                 "requested_single_stream_expected_latency_ns",
-                r.single_stream_expected_latency_ns,
+                float(r.single_stream_expected_latency_ns),
             ),
             (
                 "requested_single_stream_target_latency_percentile",
@@ -89,7 +91,7 @@ def requested_entries(r: RunSettings) -> list[tuple[str, Value]]:
         out += [
             (
                 "requested_multi_stream_expected_latency_ns",
-                r.multi_stream_expected_latency_ns,
+                float(r.multi_stream_expected_latency_ns),
             ),
             (
                 "requested_multi_stream_target_latency_percentile",
@@ -140,10 +142,11 @@ def requested_entries(r: RunSettings) -> list[tuple[str, Value]]:
     ]
     if r.use_token_latencies:
         out += [("requested_use_token_latencies", True)]
-        out += [
-            ("requested_server_ttft_latency", r.ttft_latency),
-            ("requested_server_tpot_latency", r.tpot_latency),
-        ]
+        if r.scenario is not Scenario.OFFLINE:
+            out += [
+                ("requested_server_ttft_latency", r.ttft_latency),
+                ("requested_server_tpot_latency", r.tpot_latency),
+            ]
     if r.infer_token_latencies:
         out += [
             ("requested_infer_token_latencies", r.infer_token_latencies),
@@ -197,21 +200,25 @@ def result_entries(s: Summary) -> list[tuple[str, Value]]:
         ("result_min_queries_met", s.min_queries_met),
         ("early_stopping_met", s.early_stopping_met),
     ]
-    if not s.valid:
-        out.append(("result_invalid_reason", " ".join(s.reasons) + " "))
-    if s.es_ttft is not None and s.es_tpot is not None:
+    if not s.loadgen_valid:
+        out.append(("result_invalid_reason", s.loadgen_invalid_reason))
+    # Token runs log the TTFT/TPOT pair in every scenario (empty in Offline).
+    if s.settings.is_token_run:
         out += [
-            ("early_stopping_ttft_result", s.es_ttft.text.replace("\n", " ")),
-            ("early_stopping_tpot_result", s.es_tpot.text.replace("\n", " ")),
+            ("early_stopping_ttft_result", _es_text(s.es_ttft)),
+            ("early_stopping_tpot_result", _es_text(s.es_tpot)),
         ]
     else:
-        text = s.early_stopping.text if s.early_stopping is not None else ""
-        out.append(("early_stopping_result", text.replace("\n", " ")))
+        out.append(("early_stopping_result", _es_text(s.early_stopping)))
     out.append(("result_query_count", s.query_count))
     out += _scenario_results(s)
     out += _series("result_{}_latency_ns", "result_{}_percentile_latency_ns", s.latency)
     out += _token_results(s)
     return out
+
+
+def _es_text(result: EarlyStoppingResult | None) -> str:
+    return result.text.replace("\n", " ") if result is not None else ""
 
 
 def _series(
@@ -270,10 +277,10 @@ def _token_results(s: Summary) -> list[tuple[str, Value]]:
             "result_time_per_output_token_{}_percentile_ns",
             s.tpot,
         )
-    if s.scenario is Scenario.SERVER:
-        out.append(("result_completed_tokens_per_second", s.tokens_per_second))
-    elif s.scenario is Scenario.OFFLINE:
+    if s.scenario is Scenario.OFFLINE:
         out.append(("result_tokens_per_second", s.tokens_per_second))
+    else:
+        out.append(("result_completed_tokens_per_second", s.tokens_per_second))
     return out
 
 

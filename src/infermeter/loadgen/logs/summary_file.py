@@ -58,7 +58,10 @@ def _headline(s: Summary) -> list[str]:
             lines.append(f"{p} first token percentile latency (ns) : {_target(s.ttft)}")
         return lines
     if s.scenario is Scenario.MULTI_STREAM:
-        return [f"{p} percentile latency (ns) : {_target(s.query_latency)}"]
+        lines = [f"{p} percentile latency (ns) : {_target(s.query_latency)}"]
+        if token:
+            lines.append(f"{p} first token percentile latency (ns) : {_target(s.ttft)}")
+        return lines
     if s.scenario is Scenario.SERVER:
         lines = [
             f"Completed samples per second    : {fixed2(s.completed_samples_per_second)}"
@@ -154,6 +157,8 @@ def _additional(s: Summary) -> list[str]:
     if not s.settings.is_token_run:
         return lines
     lines.append("")
+    if s.scenario is Scenario.SINGLE_STREAM:
+        lines += _token_rates(s)
     if s.scenario is Scenario.SERVER:
         lines.append(
             "Completed tokens per second".ljust(44) + f": {fixed2(s.tokens_per_second)}"
@@ -163,6 +168,18 @@ def _additional(s: Summary) -> list[str]:
         lines.append("")
         lines += _stats_block(s.tpot, "Time per Output Token", "time to output token")
     return lines
+
+
+def _token_rates(s: Summary) -> list[str]:
+    """SingleStream token rates, with and without LoadGen's overhead."""
+    with_overhead = s.token_count / s.final_issued_s if s.final_issued_s else 0.0
+    mean_s = s.latency.mean / 1e9 if s.latency is not None else 0.0
+    busy_s = mean_s * s.sample_count
+    without = s.token_count / busy_s if busy_s else 0.0
+    return [
+        f"TPS w/ loadgen overhead         : {fixed2(with_overhead)}",
+        f"TPS w/o loadgen overhead        : {fixed2(without)}",
+    ]
 
 
 def _parameters(s: Summary) -> list[str]:
@@ -201,7 +218,7 @@ def _parameters(s: Summary) -> list[str]:
     if req.sample_concatenate_permutation:
         lines += [
             "WARNING: sample_concatenate_permutation was set to true. ",
-            "Generated samples per query might differ from the configured value.",
+            "Generated samples per query might be different as the one in the setting.",
             "Check the generated_samples_per_query line in the detailed log for the real",
             "samples_per_query value",
         ]

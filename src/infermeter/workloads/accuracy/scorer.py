@@ -7,13 +7,23 @@ or read as UTF-8 text when the SUT returned text.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from infermeter.errors import DatasetError
-from infermeter.workloads.accuracy import answer_match, rouge, squad, tokens, topk
+from infermeter.errors import DatasetError, MissingDependencyError
+from infermeter.workloads.accuracy import (
+    answer_match,
+    code_exec,
+    families,
+    gsm8k,
+    reasoning,
+    rouge,
+    squad,
+    tokens,
+    topk,
+)
 from infermeter.workloads.accuracy.log import LogEntry, read_accuracy_log
 from infermeter.workloads.accuracy.test06 import Test06Result, check_responses
 from infermeter.workloads.benchmark import Benchmark
@@ -23,13 +33,20 @@ from infermeter.workloads.datasets.tokenizer import Tokenizer
 ResponseFormat = Literal["auto", "tokens", "text"]
 ROUGE_METRICS = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 NOT_COMPUTED = {
-    "map": "needs COCO-style box evaluation",
-    "auc": "needs the Criteo click labels",
-    "dice": "needs KiTS19 segmentation masks",
     "clip_score": "needs the CLIP model",
     "fid": "needs the Inception model and COCO statistics",
-    "mbxp": "needs executing generated code",
+    "ne": "the DLRMv3 reference's response layout was not checked; not computed",
+    "f1_hierarchical": "the Qwen3-VL reference's hierarchical F1 is not reproduced",
+    "vbench_score": "needs VBench and its models, which cannot be installed offline",
 }
+# Benchmark-specific reasons where a metric name is shared.
+NOT_COMPUTED_FOR = {
+    ("pointpainting", "map"): "needs the Waymo 3D detection metrics (not installed)",
+    ("dlrm-v3", "accuracy"): NOT_COMPUTED["ne"],
+    ("dlrm-v3", "auc"): NOT_COMPUTED["ne"],
+}
+TOTALS = ("gen_len",)  # summed over the log: judged only on the full dataset
+DETECTION_FORMATS = ("coco", "openimages")
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +104,7 @@ def score_accuracy_log(
     _check_same_dataset(entries, qsl)
     level = level or benchmark.accuracy_levels[0]
     dtype = dtype or benchmark.response_dtype
-    values, test06 = _compute(
+    values, notes, test06 = _compute(
         entries,
         benchmark,
         qsl,
@@ -95,7 +112,7 @@ def score_accuracy_log(
         tokenizer=tokenizer or qsl.tokenizer,
         fmt=response_format,
     )
-    metrics = _judge(values, benchmark, level)
+    metrics = _judge(values, notes, benchmark, level, len(entries))
     return AccuracyReport(benchmark.name, level, len(entries), metrics, test06)
 
 
@@ -116,18 +133,23 @@ def _compute(
     dtype: str,
     tokenizer: Tokenizer | None,
     fmt: ResponseFormat,
-) -> tuple[dict[str, float | str], Test06Result | None]:
+) -> tuple[dict[str, float], dict[str, str], Test06Result | None]:
+    """(metric values, reasons for metrics not computed, TEST06 checks)."""
     wanted = {t.metric for t in bench.accuracy}
-    if "top1" in wanted:
-        return _vision(entries, qsl, dtype), None
+    family = _family(bench, wanted)
+    try:
+        if family is not None:
+            return family(entries, qsl, dtype), {}, None
+        if "top1" in wanted:
+            return _vision(entries, qsl, dtype), {}, None
+    except MissingDependencyError as exc:
+        return {}, dict.fromkeys(wanted, str(exc)), None
     texts, counts, use_tokens = _texts(entries, dtype, tokenizer, fmt)
     refs = [qsl.reference(e.qsl_idx) for e in entries]
-    values: dict[str, float | str] = {}
     if "f1" in wanted:
         truths = [r if isinstance(r, tuple) else (str(r),) for r in refs]
-        values.update(squad.squad_scores(texts, truths))
-        return values, None
-    values.update(_text_metrics(entries, qsl, texts, refs, wanted))
+        return squad.squad_scores(texts, truths), {}, None
+    values, notes = _text_metrics(entries, qsl, texts, refs, wanted)
     values["tokens_per_sample"] = tokens.tokens_per_sample(counts)
     values["gen_len"] = float(tokens.gen_len(texts))
     values["gen_num"] = float(len(texts))
@@ -135,7 +157,25 @@ def _compute(
     if use_tokens:
         eos = tokenizer.eos_id if tokenizer is not None else None
         test06 = check_responses(entries, dtype=dtype, eos_id=eos)
-    return values, test06
+    return values, notes, test06
+
+
+Family = Callable[[Sequence[LogEntry], DatasetQSL, str], dict[str, float]]
+
+
+def _family(bench: Benchmark, wanted: set[str]) -> Family | None:
+    """The non-text metric family of ``bench`` (None: text or top-1)."""
+    if "map" in wanted and bench.dataset_format in DETECTION_FORMATS:
+        return lambda entries, qsl, _: families.score_detection(entries, qsl)
+    if "auc" in wanted and bench.dataset_format == "criteo":
+        return families.score_clicks
+    if "dice" in wanted:
+        return families.score_segmentation
+    if "word_accuracy" in wanted:
+        return families.score_speech
+    if "accuracy" in wanted and bench.dataset_format == "igbh":
+        return families.score_nodes
+    return None
 
 
 def _vision(entries: Sequence[LogEntry], qsl: DatasetQSL, dtype: str) -> dict[str, Any]:
@@ -206,53 +246,121 @@ def _text_metrics(
     texts: list[str],
     refs: list[Any],
     wanted: set[str],
-) -> dict[str, float]:
-    tasks = (
-        [qsl.sample(e.qsl_idx).task or "" for e in entries] if "gsm8k" in wanted else []
-    )
+) -> tuple[dict[str, float], dict[str, str]]:
+    tasks = [qsl.sample(e.qsl_idx).task or "" for e in entries]
+    mixed = "gsm8k" in wanted  # mixtral: each sub-dataset has its own metric
     values: dict[str, float] = {}
+    notes: dict[str, str] = {}
     if wanted & set(ROUGE_METRICS):
-        keep = [
-            i for i, t in enumerate(tasks or texts) if not tasks or "orca" in t.lower()
-        ]
+        keep = [i for i, t in enumerate(tasks) if not mixed or "orca" in t.lower()]
         values.update(
             rouge.rouge([texts[i] for i in keep], [str(refs[i]) for i in keep])
         )
-    if "gsm8k" in wanted:
+    if mixed:
         keep = [i for i, t in enumerate(tasks) if "gsm8k" in t.lower()]
-        values["gsm8k"] = answer_match.exact_match(
+        values["gsm8k"] = gsm8k.gsm8k_accuracy(
             [texts[i] for i in keep], [str(refs[i]) for i in keep]
         )
+    if "mbxp" in wanted:
+        keep = [i for i, t in enumerate(tasks) if t.lower() == "mbxp"]
+        value, note = _mbxp(
+            [qsl.sample(entries[i].qsl_idx).prompt or "" for i in keep],
+            [texts[i] for i in keep],
+            [str(refs[i]) for i in keep],
+        )
+        if value is not None:
+            values["mbxp"] = value
+        if note:
+            notes["mbxp"] = note
     if "exact_match" in wanted:
-        values["exact_match"] = answer_match.exact_match(texts, [str(r) for r in refs])
-    return values
+        value, note = _exact_match(texts, [str(r) for r in refs], tasks)
+        if value is not None:
+            values["exact_match"] = value
+        if note:
+            notes["exact_match"] = note
+    return values, notes
+
+
+def _mbxp(
+    prompts: list[str], completions: list[str], tests: list[str]
+) -> tuple[float | None, str]:
+    """MBXP pass rate in the sandbox, or why it was not (fully) computed."""
+    problem = code_exec.isolation_problem()
+    if problem is not None:
+        return None, problem
+    value, graded, skipped = code_exec.mbxp_pass_rate(prompts, completions, tests)
+    if value is None:
+        return None, "no Python MBXP samples in this log to run"
+    if skipped:
+        return value, (
+            f"over {graded} Python samples; {skipped} samples in other languages are "
+            "not run, so the target is not judged"
+        )
+    return value, ""
+
+
+def _exact_match(
+    texts: list[str], refs: list[str], tasks: list[str]
+) -> tuple[float | None, str]:
+    """Reasoning sets grade per sub-dataset; others compare extracted answers."""
+    if not any(
+        reasoning.grader_for(t) or t.lower() in reasoning.NOT_GRADED for t in tasks
+    ):
+        return answer_match.exact_match(texts, refs), ""
+    value, graded, skipped = reasoning.grade(texts, refs, tasks)
+    if not skipped:
+        return value, ""
+    return value, (
+        f"over {graded} graded samples; {skipped} samples of sub-datasets infermeter "
+        "cannot grade (livecodebench needs its harness) are left out, so the target "
+        "is not judged"
+    )
 
 
 def _judge(
-    values: dict[str, Any], bench: Benchmark, level: float
+    values: dict[str, float],
+    notes: dict[str, str],
+    bench: Benchmark,
+    level: float,
+    samples: int,
 ) -> tuple[MetricResult, ...]:
     results: list[MetricResult] = []
     for target in bench.accuracy:
         lower, upper = target.bounds(level)
         value = values.pop(target.metric, None)
+        note = notes.get(target.metric, "")
         if value is None:
-            note = NOT_COMPUTED.get(target.metric, "not computed by infermeter")
+            note = note or _not_computed(bench, target.metric)
             results.append(
                 MetricResult(
                     target.metric, None, target.reference, lower, upper, False, note
                 )
             )
-            continue
-        results.append(
-            MetricResult(
-                target.metric,
-                float(value),
-                target.reference,
-                lower,
-                upper,
-                target.passes(float(value), level),
+        elif note or _partial_total(bench, target.metric, samples):
+            note = note or (
+                f"a total over the full dataset ({bench.dataset_samples} samples); this "
+                f"log has {samples}, so the target is not judged"
             )
-        )
+            results.append(
+                MetricResult(target.metric, value, target.reference, note=note)
+            )
+        else:
+            passed = target.passes(value, level)
+            results.append(
+                MetricResult(
+                    target.metric, value, target.reference, lower, upper, passed
+                )
+            )
     for name, value in values.items():  # informative metrics without a target
         results.append(MetricResult(name, float(value), note="informative"))
     return tuple(results)
+
+
+def _not_computed(bench: Benchmark, metric: str) -> str:
+    return NOT_COMPUTED_FOR.get(
+        (bench.name, metric), NOT_COMPUTED.get(metric, "not computed by infermeter")
+    )
+
+
+def _partial_total(bench: Benchmark, metric: str, samples: int) -> bool:
+    return metric in TOTALS and samples < (bench.dataset_samples or 0)

@@ -32,7 +32,8 @@ class Boxes:
     ``boxes`` are (N, 4) float32 ``[xmin, ymin, xmax, ymax]`` normalised to
     [0, 1] (the MLPerf detection scripts' coordinates); ``labels`` the (N,)
     category ids; ``width``/``height`` the image size in pixels; ``image_id`` the
-    annotation file's id of the image.
+    annotation file's id of the image; ``iscrowd`` the annotations' crowd flags
+    (None: none is a crowd).
     """
 
     boxes: npt.NDArray[np.float32]
@@ -40,6 +41,7 @@ class Boxes:
     width: int
     height: int
     image_id: int
+    iscrowd: npt.NDArray[np.bool_] | None = None
 
 
 # The expected answer: text, acceptable answers, a class label, boxes, or an

@@ -21,6 +21,7 @@ from infermeter.workloads.datasets.synthetic import (
     SyntheticSquad,
 )
 from infermeter.workloads.datasets.synthetic_media import media_source
+from infermeter.workloads.datasets.synthetic_tasks import TASKS, SyntheticTaskPrompts
 from infermeter.workloads.datasets.tokenizer import (
     Tokenizer,
     check_tokenizer_matches,
@@ -161,7 +162,7 @@ def _synthetic(
             seed=opts.seed,
             tokenizer=tokenizer,
         )
-    return SyntheticPrompts(
+    prompts = SyntheticPrompts(
         count,
         input_len=input_len,
         output_len=output_len,
@@ -170,6 +171,8 @@ def _synthetic(
         shared_prefix_tokens=opts.shared_prefix_tokens,
         num_prefixes=opts.num_prefixes,
     )
+    tasks = TASKS.get(bench.dataset_format)
+    return prompts if tasks is None else SyntheticTaskPrompts(prompts, tasks)
 
 
 def _sniff_for(bench: Benchmark, path: Path) -> str:

@@ -1,0 +1,114 @@
+"""What a run checks before it starts and records about its numbers afterwards.
+
+Before: a token-latency run refuses a SUT that cannot time first tokens, an
+OpenAI endpoint passes the preflight, and the planned length is said. After:
+where the token counts came from, said once, with one warning for an estimate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from infermeter.errors import ConfigError
+from infermeter.loadgen.engine import StopSignal
+from infermeter.loadgen.interfaces import QuerySampleLibrary, SystemUnderTest
+from infermeter.loadgen.settings import EffectiveSettings, Scenario
+from infermeter.runs.preflight import preflight
+from infermeter.suts.openai_options import config_from_options, prompts_for
+from infermeter.suts.token_count import describe, is_estimate
+
+Note = Callable[[str], None]
+
+
+def refuse_unmeasurable(
+    sut: SystemUnderTest, settings: EffectiveSettings, benchmark: str
+) -> None:
+    """A run judged on TTFT/TPOT needs a SUT that sees first tokens (a stream)."""
+    if getattr(sut, "streams", True):
+        return
+    if settings.is_token_run and settings.scenario is not Scenario.OFFLINE:
+        raise ConfigError(
+            f"{benchmark} {settings.scenario.value} is judged on TTFT and TPOT, which "
+            "need streamed answers; drop stream=false (use --sut-opt stream=true)"
+        )
+
+
+def check_endpoint(
+    options: dict[str, str], qsl: QuerySampleLibrary, note: Note | None
+) -> dict[str, Any]:
+    """The preflight of an OpenAI endpoint; its notes go to ``note`` as they come."""
+    config, key = config_from_options(options)
+    report = preflight(config, prompts_for(qsl), key)
+    if note is not None:
+        for line in report.notes:
+            note(f"preflight: {line}")
+        for line in report.warnings:
+            note(f"preflight: {line}")
+    return report.as_dict()
+
+
+def watch_reachability(sut: SystemUnderTest) -> StopSignal | None:
+    """A stop signal the SUT fires when its endpoint stops accepting connections."""
+    reach = getattr(sut, "reachability", None)
+    if reach is None:
+        return None
+    stop = StopSignal()
+    reach.on_unreachable = stop.stop
+    return stop
+
+
+def planned_run(eff: EffectiveSettings) -> str:
+    """One line saying how many queries the run issues and about how long it takes."""
+    r = eff.requested
+    qps = eff.target_qps or 1.0
+    min_s = eff.min_duration_ms / 1000
+    if eff.scenario is Scenario.OFFLINE:
+        samples = eff.samples_per_query
+        seconds = samples / qps
+        return (
+            f"{samples:,} samples in one query at {qps:g} samples/s expected "
+            f"≈ {_duration(seconds)}"
+        )
+    by_time = math.ceil(qps * min_s)
+    queries = max(eff.min_query_count, by_time)
+    padded = False
+    pcount = eff.performance_sample_count
+    if r.sample_concatenate_permutation and pcount and queries % pcount:
+        queries += pcount - queries % pcount
+        padded = True
+    seconds = max(min_s, queries / qps)
+    unit = "QPS" if eff.scenario is Scenario.SERVER else "queries/s expected"
+    line = f"{queries:,} queries at {qps:g} {unit} ≈ {_duration(seconds)}"
+    if padded or queries == pcount:
+        line += "; --performance-sample-count N shortens it"
+    elif queries > by_time:
+        line += "; --min-query-count N shortens it"
+    return line
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60} min"
+
+
+def token_counts(
+    stats: dict[str, Any] | None,
+) -> tuple[dict[str, Any] | None, list[str]]:
+    """run.json's ``token_counts`` from the SUT's stats, and the warning an estimate earns."""
+    counts = (stats or {}).get("token_counts")
+    if not isinstance(counts, dict):
+        return None, []
+    counts = {**counts, "description": describe(counts)}
+    if not is_estimate(counts):
+        return counts, []
+    return counts, [
+        f"{counts['description']}: tokens/s and TPOT rest on it; pass "
+        "--sut-opt tokenizer=DIR_OR_NAME (or use a server that sends usage) "
+        "for exact counts"
+    ]
