@@ -134,6 +134,8 @@ def test_vision_language_chat_streams_ttft_and_tpot(
         *SERVER,
         "--user-conf",
         str(conf),
+        "--dataset",
+        str(_vision_jsonl(tmp_path)),
         "--sut-opt",
         "max_tokens=8",
     )
@@ -141,7 +143,7 @@ def test_vision_language_chat_streams_ttft_and_tpot(
     assert run["metrics"]["ttft_ns"]["p50"] >= (TTFT_S - SLACK_S) * 1e9
     assert run["metrics"]["tpot_ns"]["p50"] > 0
     chat = [r for r in _received(mock_url) if r["route"] == "chat"]
-    assert chat and all(r["media"][0]["width"] == 448 for r in chat)  # synthetic PNGs
+    assert chat and all(r["media"][0]["mime"] == "image/png" for r in chat)
 
 
 def _librispeech(tmp: Path) -> Path:
