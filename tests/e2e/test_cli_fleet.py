@@ -59,6 +59,12 @@ def test_run_over_two_replicas_counts_each(
     if routing != "prefix":  # synthetic prompts share no prefix: both replicas work
         assert min(served) > 0
     assert all(r["ttft_ms"]["p90"] >= 0 for r in rows if r["completed"])
+    report = tmp_path / "r.html"
+    result = CliRunner().invoke(app, ["report", str(out), "-o", str(report)])
+    assert result.exit_code == 0, result.output
+    html = report.read_text()
+    assert f"Replicas (routing: {routing})" in html
+    assert all(f"<td>{s.url}</td>" in html for s in fleet)
 
 
 def test_bad_routing_is_a_usage_error(fleet: list[MockServer], tmp_path: Path) -> None:

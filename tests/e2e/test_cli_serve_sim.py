@@ -75,3 +75,47 @@ def test_help_lists_examples_and_the_command_is_registered() -> None:
     assert "--time-scale" in result.output and "--chunk-ms" in result.output
     result = runner.invoke(app, ["serve-sim", "--chunk-ms", "0", "--port", "0"])
     assert isinstance(result.exception, ConfigError)
+
+
+def _get(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=30) as resp:
+        data: bytes = resp.read()
+    return data
+
+
+def _complete(url: str, prompt: str) -> None:
+    body = json.dumps({"model": "llama2-70b", "prompt": prompt, "max_tokens": 2})
+    request = urllib.request.Request(
+        url + "/completions",
+        data=body.encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as resp:
+        resp.read()
+
+
+def test_serve_sim_replicas_one_port_each_with_prefix_caches() -> None:
+    args = ["--replicas", "2", "--port", "0", "--count", "2", "--tp", "2"]
+    proc = subprocess.Popen([*CMD, *args], stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        head = proc.stderr.readline()
+        assert head.startswith("2 replicas of simulated 2x H100 SXM")
+        assert "not a measurement" in head
+        urls = [proc.stderr.readline().split(": ", 1)[1].strip() for _ in range(2)]
+        assert urls[0] != urls[1] and all(u.endswith("/v1") for u in urls)
+        prompt = " ".join(f"w{i}" for i in range(512))
+        for _ in range(2):  # the second request finds its 512 words cached
+            _complete(urls[0], prompt)
+        stats = [json.loads(_get(u.replace("/v1", "/stats"))) for u in urls]
+        assert stats[0]["requests"] == 2 and stats[1]["requests"] == 0
+        assert stats[0]["prefix_query_tokens"] == 1024
+        assert stats[0]["prefix_hit_tokens"] == 511  # all but the last token
+        text = _get(urls[0].replace("/v1", "/metrics")).decode()
+        assert 'vllm:prefix_cache_hits_total{model_name="llama2-70b"} 511.0' in text
+        assert (
+            "vllm:kv_cache_usage_perc" in text and "vllm:num_requests_running" in text
+        )
+    finally:
+        proc.terminate()
+        proc.wait(10)

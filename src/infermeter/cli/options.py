@@ -50,6 +50,15 @@ def parse_key_values(items: list[str], *, flag: str) -> dict[str, str]:
     return out
 
 
+def metrics_urls(values: list[str]) -> list[str] | None:
+    """``--metrics-url`` values: None (each endpoint's own), [] for 'off', else the URLs."""
+    if not values:
+        return None
+    if any(v.lower() in ("off", "none") for v in values):
+        return []
+    return values
+
+
 def dataset_options(
     *,
     columns: list[str],

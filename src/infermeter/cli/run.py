@@ -10,6 +10,7 @@ import typer
 from infermeter.cli.main import EXIT_INVALID, EXIT_OK, app
 from infermeter.cli.options import (
     dataset_options,
+    metrics_urls,
     parse_duration_ms,
     parse_duration_ns,
     parse_key_values,
@@ -27,6 +28,7 @@ Examples:
                  --routing prefix --model m --target-qps 4    # a fleet of two replicas
   infermeter run --user-conf user.conf --output-dir runs/my-run --json
   infermeter run --engine mlcommons --sut null --scenario Offline   # official LoadGen
+  infermeter run --metrics-url off                 # do not scrape the server's /metrics
 """
 
 
@@ -153,6 +155,16 @@ def run_command(
             help="native, or mlcommons: the official LoadGen (pip install mlcommons-loadgen)."
         ),
     ] = "native",
+    metrics_url: Annotated[
+        list[str],
+        typer.Option(
+            help="Prometheus /metrics to scrape during the run (repeatable; 'off': "
+            "none). Default: each endpoint's own /metrics, where it answers."
+        ),
+    ] = [],  # noqa: B006 - typer needs a literal default
+    metrics_interval: Annotated[
+        str, typer.Option(help="How often to scrape server metrics, e.g. 1s, 500ms.")
+    ] = "1s",
     json_output: Annotated[
         bool, typer.Option("--json", help="Print run.json instead of the summary.")
     ] = False,
@@ -227,6 +239,11 @@ def run_command(
         trace=trace,
         store=store,
         engine=engine,
+        metrics_urls=metrics_urls(metrics_url),
+        metrics_interval_s=parse_duration_ns(
+            metrics_interval, flag="--metrics-interval"
+        )
+        / 1e9,
         preflight=preflight,
     )
     report = print_run(request, execute, json_output=json_output)

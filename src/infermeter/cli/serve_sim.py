@@ -8,6 +8,7 @@ import typer
 
 from infermeter.cli.main import app, err_console
 from infermeter.servers.sim import SimApp, SimConfig, describe, serve
+from infermeter.servers.sim_fleet import serve_fleet
 
 
 @app.command("serve-sim")
@@ -35,6 +36,20 @@ def serve_sim_command(
     served_model: Annotated[
         str | None, typer.Option(help="Model name in responses (default: --model).")
     ] = None,
+    replicas: Annotated[
+        int,
+        typer.Option(
+            help="Serve N replicas of the system, one port each (--port, --port + 1, "
+            "...; any free ports with --port 0), for fleet routing."
+        ),
+    ] = 1,
+    prefix_cache_tokens: Annotated[
+        int,
+        typer.Option(
+            help="Prefix cache per model replica in tokens (LRU); -1 = its whole "
+            "KV cache, 0 = no prefix caching."
+        ),
+    ] = -1,
 ) -> None:
     """Serve a simulated system's /v1/completions and /v1/chat/completions until Ctrl-C.
 
@@ -44,7 +59,10 @@ def serve_sim_command(
     prompt's words; output length = max_tokens. The first chunk leaves at the
     simulated first-token time and the last one (with usage) at the simulated
     completion. Figures measured against it are simulated, not measurements.
-    GET /stats shows the simulator's counts.
+    GET /stats shows the simulator's counts; GET /metrics exports them under
+    vLLM's Prometheus names (running, waiting, KV cache usage, prefix cache
+    queries and hits). A prompt's cached prefix (16-word blocks, LRU per model
+    replica) skips its prefill.
 
     Examples:
 
@@ -53,6 +71,8 @@ def serve_sim_command(
       infermeter serve-sim --accelerator h200-sxm --count 8 --precision fp8 --port 0
 
       infermeter serve-sim --time-scale 2 --chunk-ms 200
+
+      infermeter serve-sim --replicas 4 --port 8001 --count 2 --tp 2
     """
     config = SimConfig(
         accelerator=accelerator,
@@ -63,7 +83,13 @@ def serve_sim_command(
         time_scale=time_scale,
         chunk_ms=chunk_ms,
         served_model=served_model or "",
+        prefix_cache_tokens=prefix_cache_tokens,
+        replicas=replicas,
     )
+    config.validate()
+    if replicas > 1:
+        _serve_replicas(config, host, port)
+        return
 
     def announce(bound: int, sim_app: SimApp) -> None:
         dep = sim_app.sim.config
@@ -76,3 +102,16 @@ def serve_sim_command(
         )
 
     serve(config, host=host, port=port, announce=announce)
+
+
+def _serve_replicas(config: SimConfig, host: str, port: int) -> None:
+    def announce(ports: list[int], apps: list[SimApp]) -> None:
+        err_console.print(
+            f"{len(ports)} replicas of {describe(config, apps[0].sim)}, model "
+            f"{config.name!r} (simulated, not a measurement):",
+            markup=False,
+        )
+        for i, bound in enumerate(ports):
+            err_console.print(f"  replica {i}: http://{host}:{bound}/v1", markup=False)
+
+    serve_fleet(config, host=host, port=port, announce=announce)

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from infermeter.cli.main import app
+from infermeter.cli.main import app, err_console
 
 EXAMPLES = """
 Examples:
@@ -78,6 +78,13 @@ def sweep_command(
     sut_opt: Annotated[list[str], typer.Option("--sut-opt", help="key=value.")] = [],  # noqa: B006
     seed: Annotated[int, typer.Option(help="Seed of arrivals and prompts.")] = 0,
     out: Annotated[Path | None, typer.Option(help="Folder for the results.")] = None,
+    metrics_url: Annotated[
+        list[str],
+        typer.Option(help="Prometheus /metrics to scrape per point ('off': none)."),
+    ] = [],  # noqa: B006 - typer needs a literal default
+    metrics_interval: Annotated[
+        str, typer.Option(help="How often to scrape server metrics.")
+    ] = "1s",
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Run load points over concurrency levels or rates; print the curve and Pareto set.
@@ -86,7 +93,7 @@ def sweep_command(
     TTFT p90 and concurrency, and writes result_summary.json (MLPerf Endpoints
     layout) under --out. infermeter results (unverified).
     """
-    from infermeter.cli.options import parse_key_values
+    from infermeter.cli.options import metrics_urls, parse_duration_ns, parse_key_values
     from infermeter.runs.endpoint_sweep import SweepRequest, execute_sweep
     from infermeter.runs.load import LoadSpec
     from infermeter.runs.sweep import Limits
@@ -118,8 +125,15 @@ def sweep_command(
         prompts=prompts,
         trace=trace,
         out_dir=out,
+        metrics_urls=metrics_urls(metrics_url),
+        metrics_interval_s=parse_duration_ns(
+            metrics_interval, flag="--metrics-interval"
+        )
+        / 1e9,
     )
     result = execute_sweep(request)
+    for note in request.notes:
+        err_console.print(f"info: {note}", markup=False)
     if json_output:
         typer.echo(
             json.dumps(

@@ -17,6 +17,7 @@ import numpy as np
 
 from infermeter.errors import ConfigError
 from infermeter.perfmodel.arrivals import IntArray
+from infermeter.perfmodel.prefix_cache import DEFAULT_BLOCK_SIZE, PrefixCache
 from infermeter.perfmodel.replica import MODE_DECODE, MODE_MIXED, MODE_PREFILL, Replica
 from infermeter.perfmodel.simulator import Router, ServingConfig, build_replicas
 from infermeter.perfmodel.specs import get_workload
@@ -71,7 +72,13 @@ class LiveSimulator:
     """
 
     def __init__(
-        self, config: ServingConfig, *, expected_osl: int, capacity: int = 4096
+        self,
+        config: ServingConfig,
+        *,
+        expected_osl: int,
+        capacity: int = 4096,
+        prefix_cache_blocks: int = 0,
+        block_size: int = DEFAULT_BLOCK_SIZE,
     ) -> None:
         if expected_osl < 1:
             raise ConfigError(f"expected_osl must be >= 1 (got {expected_osl}).")
@@ -92,6 +99,15 @@ class LiveSimulator:
         self._in_heap = [False] * len(self.all)
         self._max_tokens = config.deployment.kv_capacity_tokens()
         self.in_flight = 0
+        self.block_size = block_size
+        self.prefix_caches = (
+            [PrefixCache(prefix_cache_blocks) for _ in self.front]
+            if prefix_cache_blocks > 0
+            else []
+        )
+        self._prefilling: dict[int, tuple[int, tuple[int, ...]]] = {}
+        self.prefix_query_tokens = 0  # prompt tokens of requests given blocks
+        self.prefix_hit_tokens = 0  # of which served from a prefix cache
 
     @classmethod
     def for_system(
@@ -102,18 +118,33 @@ class LiveSimulator:
         *,
         precision: str | None = None,
         tp: int | None = None,
+        prefix_cache_tokens: int = -1,
     ) -> LiveSimulator:
-        """Calibrated system from names, e.g. ``("h100-sxm", 8, "llama2-70b")``."""
+        """Calibrated system from names, e.g. ``("h100-sxm", 8, "llama2-70b")``.
+
+        ``prefix_cache_tokens`` per replica: -1 = its whole KV cache, 0 = none.
+        """
         config = build_system(accelerator, count, model, precision=precision, tp=tp)
         expected = math.ceil(get_workload(config.deployment.model.key).osl_mean)
-        return cls(config, expected_osl=expected)
+        if prefix_cache_tokens < 0:
+            prefix_cache_tokens = config.deployment.kv_capacity_tokens()
+        return cls(
+            config,
+            expected_osl=expected,
+            prefix_cache_blocks=prefix_cache_tokens // DEFAULT_BLOCK_SIZE,
+        )
 
     def _make(self, mode: str, count: int) -> list[Replica]:
         return build_replicas(self.config, mode, count)
 
     # -- requests ------------------------------------------------------------
-    def add(self, arrival_ns: int, isl: int, osl: int) -> int:
-        """Queue a request arriving at ``arrival_ns``; returns its id (0, 1, ...)."""
+    def add(
+        self, arrival_ns: int, isl: int, osl: int, blocks: tuple[int, ...] = ()
+    ) -> int:
+        """Queue a request arriving at ``arrival_ns``; returns its id (0, 1, ...).
+
+        ``blocks``: the prompt's chained block hashes, for the prefix caches.
+        """
         if isl < 1 or osl < 1:
             raise ConfigError(
                 f"A request needs >= 1 input and output token (got {isl}, {osl})."
@@ -126,10 +157,42 @@ class LiveSimulator:
             )
         rid = self.cols.append(arrival_ns, isl, osl)
         k = self.front_router.pick(-1)
+        if self.prefix_caches and blocks:
+            self._lookup(rid, k, isl, blocks)
         self.front[k].waiting.append(rid)
         self._wake(k, arrival_ns)
         self.in_flight += 1
         return rid
+
+    def _lookup(self, rid: int, k: int, isl: int, blocks: tuple[int, ...]) -> None:
+        hit = self.prefix_caches[k].overlap(blocks) * self.block_size
+        skip = min(hit, isl - 1)  # the last prompt token is always computed
+        self.cols["skip"][rid] = skip
+        self.prefix_query_tokens += isl
+        self.prefix_hit_tokens += skip
+        self._prefilling[rid] = (k, blocks)
+
+    def _cache_prefilled(self, rids: IntArray) -> None:
+        for rid in rids.tolist():
+            entry = self._prefilling.pop(rid, None)
+            if entry is not None:
+                self.prefix_caches[entry[0]].touch(entry[1])
+
+    @property
+    def running(self) -> int:
+        """Requests in a replica's batch."""
+        return sum(int(r.ids.shape[0]) for r in self.all)
+
+    @property
+    def waiting(self) -> int:
+        """Requests queued for admission (or for a decode replica)."""
+        return sum(len(r.waiting) for r in self.all) + len(self._handoffs)
+
+    @property
+    def kv_usage(self) -> float:
+        """Reserved KV cache over all replicas' capacity (0..1)."""
+        capacity = sum(r.kv_capacity for r in self.all)
+        return sum(r.kv_used for r in self.all) / capacity if capacity else 0.0
 
     def timing(self, rid: int) -> tuple[int, int, int]:
         """(arrival, first token, completion) ns of request ``rid``; -1 = not yet."""
@@ -180,6 +243,9 @@ class LiveSimulator:
         if rep.ids.shape[0] == 0:
             return None  # nothing admitted: woken again by the next arrival
         out = rep.step(t)
+        if self._prefilling and index < len(self.front):
+            self._cache_prefilled(out.first_token)
+            self._cache_prefilled(out.prefilled)
         c["first"][out.first_token] = out.end_ns
         c["done"][out.completed] = out.end_ns
         c["made"][out.first_token] = 1  # handed-off prefills leave the batch

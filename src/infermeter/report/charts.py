@@ -24,6 +24,9 @@ def _layout(title: str, x: str, y: str) -> dict[str, Any]:
     }
 
 
+layout = _layout  # for the other chart modules of the report
+
+
 def cdf(series: dict[str, npt.NDArray[np.float64]], title: str, unit: str) -> Figure:
     """Empirical CDF per series, at most MAX_POINTS points each."""
     data = []

@@ -18,7 +18,7 @@ from typing import Any
 import jinja2
 import numpy as np
 
-from infermeter.report import charts
+from infermeter.report import charts, server_charts
 from infermeter.report.model import RunLike
 from infermeter.report.sweep import sweep_points
 from infermeter.throughput import definition, format_rate
@@ -72,8 +72,11 @@ def _run_charts(run: RunLike, prefix: str) -> list[dict[str, Any]]:
     figures += [
         charts.throughput_over_time(rec, tokens),
         charts.in_flight_over_time(rec),
-        charts.issue_lateness(rec),
     ]
+    scraped = server_charts.load(run.path)
+    if scraped is not None:  # the server's view, next to the client's
+        figures += server_charts.figures(scraped)
+    figures.append(charts.issue_lateness(rec))
     return [{"id": f"{prefix}-{i}", "figure": f} for i, f in enumerate(figures)]
 
 
@@ -141,6 +144,28 @@ def _metric_rows(
     return rows
 
 
+def _fleet_rows(fleet: Any) -> dict[str, Any] | None:
+    """The per-replica table of a fleet run (run.json ``fleet``), as display strings."""
+    if not isinstance(fleet, dict) or not fleet.get("replicas"):
+        return None
+    rows = []
+    for r in fleet["replicas"]:
+        ttft = r.get("ttft_ms") or {}
+        rows.append(
+            [
+                str(r.get("url", "")),
+                f"{r.get('requests', 0):,}",
+                f"{r.get('completed', 0):,}",
+                f"{r.get('failed', 0):,}",
+                " / ".join(
+                    f"{ttft[k]:,.1f}" for k in ("p50", "p90", "p99") if k in ttft
+                ),
+                f"{r['tokens_per_second']:,.1f}" if "tokens_per_second" in r else "-",
+            ]
+        )
+    return {"routing": fleet.get("routing", ""), "rows": rows}
+
+
 def _run_context(run: RunLike, index: int, extras: Mapping[str, Any]) -> dict[str, Any]:
     meta = run.meta
     sut = meta.get("sut") if isinstance(meta.get("sut"), dict) else {}
@@ -154,6 +179,7 @@ def _run_context(run: RunLike, index: int, extras: Mapping[str, Any]) -> dict[st
         "started_at": meta.get("started_at"),
         "verdict": meta.get("verdict") or {},
         "metrics": _metric_rows(meta.get("metrics") or {}, meta),
+        "fleet": _fleet_rows(meta.get("fleet")),
         "environment": meta.get("environment") or {},
         "power": meta.get("power"),
         "charts": _run_charts(run, f"run{index}"),

@@ -10,9 +10,18 @@ import contextlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from infermeter.clock import MonotonicClock
 from infermeter.errors import ConfigError
-from infermeter.runs.load import LoadSpec
-from infermeter.runs.sweep import Limits, SweepResult, find_peak, load_runner, sweep
+from infermeter.runs import server_metrics
+from infermeter.runs.load import LoadResult, LoadSpec
+from infermeter.runs.sweep import (
+    Limits,
+    Runner,
+    SweepResult,
+    find_peak,
+    load_runner,
+    sweep,
+)
 from infermeter.runs.trace import TracePrompts, load_trace
 from infermeter.suts.openai_http import create_http_sut
 from infermeter.suts.openai_options import QSLPrompts, config_from_options
@@ -40,6 +49,10 @@ class SweepRequest:
     output_tokens: int = 128
     samples: int = 1024
     prompts: str | None = None  # --prompts shape (workloads/datasets/shapes.py)
+    # Prometheus /metrics to scrape per point: None = each endpoint's own, [] = none.
+    metrics_urls: list[str] | None = None
+    metrics_interval_s: float = 1.0
+    notes: list[str] = field(default_factory=list)  # info lines for the user
     trace: Path | None = None
     out_dir: Path | None = None
 
@@ -62,7 +75,7 @@ def execute_sweep(request: SweepRequest) -> SweepResult:
     config, key = config_from_options(request.sut_options)
     prompts, count = _prompts(request)
     with contextlib.closing(create_http_sut(config, prompts, api_key=key)) as sut:
-        run = load_runner(sut, count)
+        run = _scraping(load_runner(sut, count), request, list(config.urls))
         limits, out = request.limits, request.out_dir
         if request.search:
             return find_peak(
@@ -80,6 +93,33 @@ def execute_sweep(request: SweepRequest) -> SweepResult:
             base = replace(request.base, mode="rate")
             levels = list(request.rates)
         return sweep(run, base, levels, limits=limits, out_dir=out)
+
+
+def _scraping(run: Runner, request: SweepRequest, urls: list[str]) -> Runner:
+    """``run`` that scrapes the endpoints' /metrics during each point, where they answer."""
+    asked = request.metrics_urls
+    if asked is not None and not asked:
+        return run
+    good, notes = server_metrics.probe(
+        asked if asked is not None else [server_metrics.metrics_url(u) for u in urls]
+    )
+    request.notes.extend(notes)
+    if not good:
+        return run
+
+    def scraped(spec: LoadSpec) -> LoadResult:
+        clock = MonotonicClock()
+        scraper = server_metrics.Scraper(
+            good, clock, request.metrics_interval_s
+        ).start()
+        try:
+            result = run(spec)
+        finally:
+            scraper.stop()
+        result.server_metrics = scraper.document(result.phase.start_ns, urls)
+        return result
+
+    return scraped
 
 
 def _prompts(request: SweepRequest) -> tuple[PromptSource, int]:

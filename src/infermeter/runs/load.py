@@ -28,6 +28,7 @@ from infermeter.loadgen.settings import (
 )
 from infermeter.runs.arrivals import arrival_times, count_for
 from infermeter.runs.endpoints import PointMetrics, point_metrics
+from infermeter.runs.fleet_stats import fleet_block
 from infermeter.runs.selfcert import CertBounds, ClientCertification, CpuMeter, certify
 from infermeter.runs.trace import Trace
 
@@ -84,6 +85,7 @@ class LoadResult:
     certification: ClientCertification
     started_at: dt.datetime
     sut_stats: dict[str, Any] = field(default_factory=dict)
+    server_metrics: dict[str, Any] | None = None  # server_metrics.json of the point
 
 
 def run_load(
@@ -124,6 +126,9 @@ def run_load(
         workers=workers,
     )
     stats = sut.stats() if callable(getattr(sut, "stats", None)) else {}  # type: ignore[attr-defined]
+    fleet = fleet_block(sut, stats, phase)
+    if fleet is not None:  # this point's requests per replica, TTFT, tokens/s
+        stats["fleet"] = fleet
     return LoadResult(spec, phase, metrics, cert, started, stats)
 
 

@@ -18,6 +18,7 @@ from infermeter.loadgen.interfaces import SystemUnderTest
 from infermeter.loadgen.runner import RunOutcome, run_test
 from infermeter.loadgen.settings import Mode, RunSettings, Scenario, effective_settings
 from infermeter.results.energy import PowerSampler
+from infermeter.runs import server_metrics
 from infermeter.runs.client import ClientReport, collect
 from infermeter.runs.folder import default_run_dir, update_run_json, write_run_folder
 from infermeter.runs.guard import (
@@ -81,6 +82,9 @@ class RunRequest:
     store: Path | None = None
     index: bool = True
     engine: str = "native"  # or "mlcommons": the official LoadGen wheel
+    # Prometheus /metrics to scrape: None = each endpoint's own, [] = none.
+    metrics_urls: list[str] | None = None
+    metrics_interval_s: float = 1.0
     preflight: bool = True  # check an openai endpoint before sending load
 
 
@@ -165,6 +169,7 @@ def execute(
     checks: dict[str, Any] | None = None
     with _opened(create_sut(request.sut, context)) as sut:
         checks = _before_load(request, bench.name, sut, settings, qsl, on_note)
+        scraper = _start_scraper(request, sut, context.options, clock, on_note)
         with CpuMeter() as meter:
             sampler.start()
             try:
@@ -180,6 +185,8 @@ def execute(
                 )
             finally:
                 power = sampler.stop()
+                if scraper is not None:
+                    scraper.stop()
     client = (
         collect(sut, outcome, meter)
         if isinstance(outcome, RunOutcome)
@@ -203,11 +210,45 @@ def execute(
         document = write_run_folder(
             folder, outcome, meta=meta, trace=request.trace, sent_ns=client.sent_ns
         )
+    if scraper is not None and isinstance(outcome, RunOutcome):
+        document = _add_server_metrics(folder, document, scraper, outcome, sut)
     if settings.mode in (Mode.ACCURACY_ONLY, Mode.SUBMISSION_RUN):
         document = update_run_json(folder, accuracy=_score_accuracy(folder, bench, qsl))
     if request.index:
         warnings += _index(folder, request.store)
     return RunReport(outcome, folder, document, warnings)
+
+
+def _start_scraper(
+    request: RunRequest,
+    sut: SystemUnderTest,
+    options: dict[str, str],
+    clock: Clock,
+    on_note: Callable[[str], None] | None,
+) -> server_metrics.Scraper | None:
+    """Scrape the endpoints' /metrics where they answer; one info line per one left out."""
+    scraper, notes = server_metrics.start(
+        request.metrics_urls, sut, options, clock, request.metrics_interval_s
+    )
+    for note in notes:
+        if on_note is not None:
+            on_note(f"info: {note}")
+    return scraper
+
+
+def _add_server_metrics(
+    folder: Path,
+    document: dict[str, Any],
+    scraper: server_metrics.Scraper,
+    outcome: RunOutcome,
+    sut: SystemUnderTest,
+) -> dict[str, Any]:
+    phases = [outcome.performance, *outcome.accuracy_phases]
+    start_ns = next((p.start_ns for p in phases if p is not None), 0)
+    replicas = server_metrics.endpoint_urls(sut, {})
+    block = server_metrics.finish(scraper, folder, start_ns, replicas)
+    files = [*document.get("files", []), server_metrics.FILE]
+    return update_run_json(folder, server_metrics=block, files=files)
 
 
 def _before_load(

@@ -32,7 +32,15 @@ from infermeter.suts.registry import SutContext, create_sut, register
 from infermeter.workloads.datasets.lengths import LengthSpec
 
 KIND = "sim"
-SIM_OPTIONS = ("accelerator", "count", "precision", "tp", "time_scale", "chunk_ms")
+SIM_OPTIONS = (
+    "accelerator",
+    "count",
+    "precision",
+    "tp",
+    "time_scale",
+    "chunk_ms",
+    "prefix_cache_tokens",
+)
 NOT_MEASURED = "not a measurement"
 # Defaults of the short run (the full MLPerf rule is 600 s, 24,576 samples).
 DEFAULT_MIN_DURATION_MS = 20_000
@@ -72,6 +80,11 @@ class SimEndpointSUT:
         times: Callable[[], tuple[Any, Any]] = self.http.send_times  # type: ignore[attr-defined]
         return times()
 
+    @property
+    def urls(self) -> list[str]:
+        """The simulated endpoint's base URL."""
+        return [self.server.url]
+
     def routes(self) -> tuple[Any, Any] | None:
         """(ids, replica) of each request of a fleet (the openai SUT's)."""
         routes = getattr(self.http, "routes", None)
@@ -106,6 +119,9 @@ def sim_config(options: dict[str, str], benchmark: str) -> SimConfig:
         tp=tp or None,
         time_scale=o.number("time_scale", 1.0),
         chunk_ms=o.number("chunk_ms", DEFAULT_CHUNK_MS),
+        # Off unless asked: the calibration to published results assumes no
+        # prefix reuse, and the default run repeats its samples.
+        prefix_cache_tokens=o.integer("prefix_cache_tokens"),
     )
 
 

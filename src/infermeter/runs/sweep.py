@@ -16,6 +16,7 @@ from typing import Any
 
 from infermeter.errors import ConfigError
 from infermeter.loadgen.interfaces import SystemUnderTest
+from infermeter.runs import server_metrics
 from infermeter.runs.endpoints import LABEL, PointMetrics, result_summary, write_json
 from infermeter.runs.load import LoadResult, LoadSpec, run_load
 
@@ -204,13 +205,10 @@ def write_sweep(result: SweepResult, out_dir: Path, limits: Limits) -> Path:
         summary = result_summary(
             point.metrics, started_at=point.started_at, run_config=config, extra=extra
         )
-        write_json(
-            out_dir
-            / f"{i:02d}_{point.spec.label()}"
-            / "performance"
-            / "result_summary.json",
-            summary,
-        )
+        folder = out_dir / f"{i:02d}_{point.spec.label()}" / "performance"
+        write_json(folder / "result_summary.json", summary)
+        if point.server_metrics is not None:
+            server_metrics.write(folder, point.server_metrics)
     document = {
         "label": LABEL,
         "limits": dataclasses.asdict(limits),

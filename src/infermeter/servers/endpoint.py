@@ -1,15 +1,18 @@
 """The routes every OpenAI-compatible endpoint of infermeter serves (mock and simulated).
 
 Subclasses answer completions; this class owns the URL layout, ``/v1/models``,
-``/health`` and ``/stats``.
+``/health``, ``/stats`` and ``/metrics`` (Prometheus text, vLLM names).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from functools import cached_property
 from typing import Any
 
 from aiohttp import web
+
+from infermeter.servers.prometheus import CONTENT_TYPE, Exporter, Value
 
 MAX_BODY = 64 * 1024 * 1024  # long prompts are fine; a runaway body is not
 
@@ -25,6 +28,7 @@ class OpenAIEndpoint(ABC):
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/health", self._health)
         app.router.add_get("/stats", self._stats)
+        app.router.add_get("/metrics", self._metrics)
         self.on_build(app)
         return app
 
@@ -44,6 +48,14 @@ class OpenAIEndpoint(ABC):
     def stats_snapshot(self) -> dict[str, Any]:
         """What /stats returns (plain data)."""
 
+    @cached_property
+    def _exporter(self) -> Exporter:
+        return Exporter(self.metric_values, self.model_name)
+
+    def metric_values(self) -> list[Value]:
+        """What /metrics exports (vLLM names); read at every scrape."""
+        return []
+
     async def _completions(self, request: web.Request) -> web.StreamResponse:
         return await self._handle(request, chat=False)
 
@@ -59,3 +71,7 @@ class OpenAIEndpoint(ABC):
 
     async def _stats(self, request: web.Request) -> web.Response:
         return web.json_response(self.stats_snapshot())
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        body = self._exporter.render()
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})

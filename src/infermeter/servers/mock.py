@@ -30,6 +30,7 @@ from infermeter.servers.mock_stream import (
     parse_request,
     respond,
 )
+from infermeter.servers.prometheus import Value
 from infermeter.servers.timing import (
     Distribution,
     DistributionTiming,
@@ -131,6 +132,29 @@ class MockApp(OpenAIEndpoint):
     def stats_snapshot(self) -> dict[str, Any]:
         return dict(self.stats)
 
+    def metric_values(self) -> list[Value]:
+        """vLLM-named counts the mock knows (it has no KV cache to report)."""
+        s = self.stats
+        return [
+            Value(
+                "gauge",
+                "vllm:num_requests_running",
+                "Requests in flight.",
+                self.in_flight,
+            ),
+            Value("gauge", "vllm:num_requests_waiting", "Requests queued (none).", 0),
+            Value(
+                "counter",
+                "vllm:prompt_tokens",
+                "Prompt words received.",
+                s["prompt_tokens"],
+            ),
+            Value("counter", "vllm:generation_tokens", "Tokens sent.", s["tokens"]),
+            Value(
+                "counter", "vllm:request_success", "Requests completed.", s["completed"]
+            ),
+        ]
+
     async def _handle(self, request: web.Request, *, chat: bool) -> web.StreamResponse:
         self.stats["requests"] += 1
         if "Authorization" in request.headers:  # never logged, only counted
@@ -145,6 +169,7 @@ class MockApp(OpenAIEndpoint):
         except ValueError as exc:
             self.stats["bad_request"] += 1
             return _error(400, str(exc), "invalid_request_error")
+        self.stats["prompt_tokens"] += parsed.mock.prompt_tokens
         if parsed.media:
             self.record("chat", {"media": list(parsed.media)})
         fault = self.picker.pick() if self.picker else Fault.NONE

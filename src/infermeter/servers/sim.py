@@ -26,6 +26,7 @@ from aiohttp import web
 
 from infermeter.errors import ConfigError
 from infermeter.perfmodel.live import LiveSimulator
+from infermeter.perfmodel.prefix_cache import block_hashes
 from infermeter.servers.background import ThreadedServer, bind_socket, new_event_loop
 from infermeter.servers.endpoint import OpenAIEndpoint
 from infermeter.servers.mock_stream import (
@@ -36,6 +37,7 @@ from infermeter.servers.mock_stream import (
     sse_chunk,
     stream_tail,
 )
+from infermeter.servers.prometheus import Value
 from infermeter.servers.sim_driver import SimDriver, TimeBase, Waiter
 from infermeter.servers.timing import output_length
 
@@ -55,12 +57,17 @@ class SimConfig:
     time_scale: float = 1.0
     chunk_ms: float = 50.0
     served_model: str = ""  # model name in responses; default: ``model``
+    # Prefix cache per model replica, in tokens: -1 = its whole KV cache, 0 = off.
+    prefix_cache_tokens: int = -1
+    replicas: int = 1  # endpoints, one port each (serve-sim --replicas)
 
     def validate(self) -> None:
         if not self.time_scale > 0:
             raise ConfigError(f"--time-scale must be > 0 (got {self.time_scale:g}).")
         if not self.chunk_ms >= 1:
             raise ConfigError(f"--chunk-ms must be >= 1 (got {self.chunk_ms:g}).")
+        if self.replicas < 1:
+            raise ConfigError(f"--replicas must be >= 1 (got {self.replicas}).")
 
     def simulator(self) -> LiveSimulator:
         """The calibrated live simulator; ``ConfigError`` for unknown or impossible."""
@@ -71,6 +78,7 @@ class SimConfig:
             self.model,
             precision=self.precision,
             tp=self.tp,
+            prefix_cache_tokens=self.prefix_cache_tokens,
         )
 
     @property
@@ -87,6 +95,7 @@ class SimApp(OpenAIEndpoint):
         self.clock = TimeBase(config.time_scale)
         self.driver: SimDriver | None = None
         self.bad_requests = 0
+        self.prompt_tokens = 0
 
     def on_build(self, app: web.Application) -> None:
         app.on_startup.append(self._on_startup)
@@ -111,7 +120,9 @@ class SimApp(OpenAIEndpoint):
         try:
             parsed = parse_request(await request.read(), chat=chat, in_flight=0)
             n = output_length(parsed.mock, parsed.mock.max_tokens)
-            waiter = self.driver.submit(max(1, parsed.mock.prompt_tokens), n)
+            isl = max(1, parsed.mock.prompt_tokens)
+            waiter = self.driver.submit(isl, n, self._blocks(parsed))
+            self.prompt_tokens += isl
         except (ValueError, ConfigError) as exc:
             self.bad_requests += 1
             body = {"error": {"message": str(exc), "type": "invalid_request_error"}}
@@ -153,6 +164,11 @@ class SimApp(OpenAIEndpoint):
                 await response.write(sse_chunk(TOKEN * (made - sent), chat, model))
                 sent = made
 
+    def _blocks(self, parsed: ParsedRequest) -> tuple[int, ...]:
+        if not self.sim.prefix_caches:
+            return ()
+        return block_hashes(parsed.words, self.sim.block_size)
+
     def driver_made(self, rid: int) -> int:
         assert self.driver is not None
         return self.driver.tokens_made(rid)
@@ -171,6 +187,23 @@ class SimApp(OpenAIEndpoint):
         await response.write(last + stream_tail(parsed, n, model))
         await response.write_eof()
 
+    def metric_values(self) -> list[Value]:
+        """The simulator's state under vLLM's metric names (simulated values)."""
+        sim = self.sim
+        tokens = self.driver.stats.tokens if self.driver is not None else 0
+        return [
+            Value("gauge", "vllm:num_requests_running", "Requests in a batch.", sim.running),
+            Value("gauge", "vllm:num_requests_waiting", "Requests queued.", sim.waiting),
+            Value("gauge", "vllm:kv_cache_usage_perc", "KV cache reserved, 0-1.", sim.kv_usage),
+            Value("counter", "vllm:prefix_cache_queries", "Prompt tokens looked up.",
+                  sim.prefix_query_tokens),
+            Value("counter", "vllm:prefix_cache_hits", "Prompt tokens found cached.",
+                  sim.prefix_hit_tokens),
+            Value("counter", "vllm:num_preemptions", "Preemptions (the model has none).", 0),
+            Value("counter", "vllm:prompt_tokens", "Prompt tokens received.", self.prompt_tokens),
+            Value("counter", "vllm:generation_tokens", "Tokens generated.", tokens),
+        ]  # fmt: skip
+
     def stats(self) -> dict[str, Any]:
         """Counts of the endpoint and the simulator (plain data)."""
         dep = self.sim.config.deployment
@@ -182,6 +215,8 @@ class SimApp(OpenAIEndpoint):
             "time_scale": self.config.time_scale,
             "in_flight": self.sim.in_flight,
             "bad_requests": self.bad_requests,
+            "prefix_query_tokens": self.sim.prefix_query_tokens,
+            "prefix_hit_tokens": self.sim.prefix_hit_tokens,
         }
         if self.driver is not None:
             s = self.driver.stats

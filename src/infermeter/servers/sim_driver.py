@@ -73,10 +73,13 @@ class SimDriver:
         self._waiters: dict[int, Waiter] = {}
         self._timer: asyncio.TimerHandle | None = None
 
-    def submit(self, isl: int, osl: int) -> Waiter:
-        """Add a request arriving now; ``ConfigError`` when it can never fit."""
+    def submit(self, isl: int, osl: int, blocks: tuple[int, ...] = ()) -> Waiter:
+        """Add a request arriving now; ``ConfigError`` when it can never fit.
+
+        ``blocks``: the prompt's chained block hashes (for the prefix cache).
+        """
         self._tick()  # run the steps due before this arrival first
-        rid = self.sim.add(self.clock.now_ns(), isl, osl)
+        rid = self.sim.add(self.clock.now_ns(), isl, osl, blocks)
         waiter = Waiter(rid, osl, self.loop.create_future(), self.loop.create_future())
         self._waiters[rid] = waiter
         self.stats.requests += 1

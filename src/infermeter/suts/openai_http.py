@@ -102,6 +102,11 @@ class OpenAIHttpSUT:
         asyncio.run_coroutine_threadsafe(self._open(), self._loop).result(30)
 
     @property
+    def urls(self) -> tuple[str, ...]:
+        """The base URL of each replica (one for a single endpoint)."""
+        return self.config.urls
+
+    @property
     def streams(self) -> bool:
         """False when answers come whole: then no first-token time is measured."""
         return self.config.stream

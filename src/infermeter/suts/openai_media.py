@@ -37,7 +37,7 @@ API_PATHS = {
     "images": "/images/generations",
     "videos": "/videos",
 }
-# The request each benchmark modality sends (workloads.datasets.media_formats.modality).
+# The request each benchmark modality sends (workloads.datasets.media_readers.modality).
 API_OF_MODALITY = {
     "vision-chat": "chat",
     "speech": "transcriptions",
@@ -214,7 +214,7 @@ def with_media_api(context: SutContext) -> dict[str, str]:
     options = dict(context.options)
     if "api" in options or not context.benchmark:
         return options
-    from infermeter.workloads.datasets.media_formats import modality
+    from infermeter.workloads.datasets.media_readers import modality
     from infermeter.workloads.registry import get_benchmark
 
     try:

@@ -21,6 +21,7 @@ from infermeter.suts.prompts import Prompt, PromptSource, SyntheticPrompts
 from infermeter.suts.routing import (
     DEFAULT_BLOCK_SIZE,
     DEFAULT_CACHE_BLOCKS,
+    DEFAULT_OVERLAP_WEIGHT,
     RoutingConfig,
 )
 
@@ -78,7 +79,8 @@ def config_from_options(options: dict[str, str]) -> tuple[OpenAIConfig, ApiKey |
             policy=options.get("routing", "round-robin"),
             block_size=o.integer("routing_block") or DEFAULT_BLOCK_SIZE,
             cache_blocks=o.integer("routing_cache_blocks") or DEFAULT_CACHE_BLOCKS,
-            overlap_weight=o.number("routing_overlap_weight", 1.0) or 0.0,
+            overlap_weight=o.number("routing_overlap_weight", DEFAULT_OVERLAP_WEIGHT)
+            or 0.0,
         ),
         model=options["model"],
         api=options.get("api", "completions"),

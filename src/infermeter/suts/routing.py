@@ -14,7 +14,11 @@ chooses a replica for a request, ``done(replica, key)`` says it finished.
   new prefill blocks = blocks of the prompt not in its LRU prefix and active
   blocks = blocks of requests in flight there plus this one, the cost model
   of KV-aware routers such as NVIDIA Dynamo's. The cheapest replica wins;
-  ties go to fewer requests in flight, then the lower index.
+  ties go to fewer requests in flight, then the lower index. The default
+  weight is 4 (Dynamo's is 1): computing a prompt block costs far more than
+  holding one in a decoding batch, and with weight 1 a single extra request
+  in flight outweighs a whole cached prefix (docs/endpoints.md has the
+  simulated comparison of weights 1, 2 and 4).
 
 With several client processes each one routes its own slice of the samples
 with its own router: the predicted caches and loads are per process.
@@ -22,17 +26,21 @@ with its own router: the predicted caches and loads are per process.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from infermeter.errors import ConfigError
+from infermeter.perfmodel.prefix_cache import (
+    DEFAULT_BLOCK_SIZE,
+    PrefixCache,
+    block_hashes,
+)
 from infermeter.suts.prompts import Prompt
 
 POLICIES = ("round-robin", "least-outstanding", "prefix")
-DEFAULT_BLOCK_SIZE = 16  # vLLM's default KV block size, in tokens
 DEFAULT_CACHE_BLOCKS = 8192  # per replica: 131,072 tokens at 16 per block
+DEFAULT_OVERLAP_WEIGHT = 4.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,19 +53,6 @@ class RouteKey:
     def size(self) -> int:
         """Blocks this request occupies (at least one)."""
         return max(1, len(self.blocks))
-
-
-def block_hashes(tokens: Sequence[object], block_size: int) -> tuple[int, ...]:
-    """Chained hashes of the full ``block_size`` blocks of ``tokens``.
-
-    A trailing partial block is left out: caches share whole blocks only.
-    """
-    out: list[int] = []
-    parent = 0
-    for start in range(0, len(tokens) - block_size + 1, block_size):
-        parent = hash((parent, tuple(tokens[start : start + block_size])))
-        out.append(parent)
-    return tuple(out)
 
 
 def prompt_tokens(prompt: Prompt) -> Sequence[object]:
@@ -130,37 +125,6 @@ class LeastOutstanding:
         self.outstanding[replica] -= 1
 
 
-class PrefixCache:
-    """A bounded LRU set of block hashes: one replica's predicted KV cache."""
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self._blocks: OrderedDict[int, None] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._blocks)
-
-    def overlap(self, blocks: Sequence[int]) -> int:
-        """Leading blocks present (a prefix match stops at the first miss)."""
-        n = 0
-        for h in blocks:
-            if h not in self._blocks:
-                break
-            n += 1
-        return n
-
-    def touch(self, blocks: Sequence[int]) -> None:
-        """Insert or refresh ``blocks``; evict the least recently used past capacity."""
-        cache = self._blocks
-        for h in blocks:
-            if h in cache:
-                cache.move_to_end(h)
-            else:
-                cache[h] = None
-        while len(cache) > self.capacity:
-            cache.popitem(last=False)
-
-
 class PrefixAware:
     """KV-aware routing: expected prefix hit against load (see the module doc)."""
 
@@ -169,7 +133,7 @@ class PrefixAware:
         replicas: int,
         *,
         cache_blocks: int = DEFAULT_CACHE_BLOCKS,
-        overlap_weight: float = 1.0,
+        overlap_weight: float = DEFAULT_OVERLAP_WEIGHT,
     ) -> None:
         self.replicas = replicas
         self.overlap_weight = overlap_weight
@@ -208,7 +172,7 @@ class RoutingConfig:
     policy: str = "round-robin"
     block_size: int = DEFAULT_BLOCK_SIZE
     cache_blocks: int = DEFAULT_CACHE_BLOCKS
-    overlap_weight: float = 1.0
+    overlap_weight: float = DEFAULT_OVERLAP_WEIGHT
 
     def validate(self) -> None:
         if self.policy not in POLICIES:
@@ -242,3 +206,22 @@ def make_router(config: RoutingConfig, replicas: int) -> Router:
             overlap_weight=config.overlap_weight,
         )
     return RoundRobin(replicas)
+
+
+__all__ = [
+    "DEFAULT_BLOCK_SIZE",
+    "DEFAULT_CACHE_BLOCKS",
+    "DEFAULT_OVERLAP_WEIGHT",
+    "POLICIES",
+    "LeastOutstanding",
+    "PrefixAware",
+    "PrefixCache",
+    "RoundRobin",
+    "RouteKey",
+    "Router",
+    "RoutingConfig",
+    "block_hashes",
+    "make_router",
+    "prompt_tokens",
+    "route_key",
+]

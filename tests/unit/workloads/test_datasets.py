@@ -284,7 +284,9 @@ def test_missing_file_and_unknown_format(tmp_path: Path) -> None:
         build_qsl(LLAMA, tmp_path / "nope.pkl")
     path = tmp_path / "x.bin"
     path.write_text("x")
-    with pytest.raises(ConfigError, match="Cannot read dataset format 'openimages'"):
+    with pytest.raises(ConfigError, match="Cannot read dataset format 'kits19'"):
+        build_qsl(get_benchmark("3d-unet"), path)
+    with pytest.raises(DatasetError, match="not valid JSON"):  # openimages: a JSON file
         build_qsl(get_benchmark("retinanet"), path)
 
 

@@ -28,7 +28,7 @@ from infermeter.workloads.datasets.media_files import (
     wav_bytes,
     wav_info,
 )
-from infermeter.workloads.datasets.media_formats import modality, sniff_media
+from infermeter.workloads.datasets.media_readers import modality, sniff_media
 
 
 def _bench(fmt: str, task: str = "custom") -> object:
@@ -139,7 +139,7 @@ def test_samples_are_sent_as_files() -> None:
         ("vlm-jsonl", "x", "vision-chat"),
         ("librispeech", "x", "speech"),
         ("coco-captions", "x", "text-to-image"),
-        ("prompt-list", "x", "text-to-video"),
+        ("text-lines", "text to video", "text-to-video"),
         ("something", "speech recognition", "speech"),
         ("something", "text to video", "text-to-video"),
         ("openorca-pickle", "question answering (LLM)", None),
@@ -313,10 +313,13 @@ def test_captions_without_a_caption_column(tmp_path: Path) -> None:
         build_qsl(get_benchmark("stable-diffusion-xl"), path)
 
 
-def test_prompt_list_for_video_but_imagenet_lists_stay_imagenet(tmp_path: Path) -> None:
+def test_prompt_lists_for_video_but_imagenet_lists_stay_imagenet(
+    tmp_path: Path,
+) -> None:
     prompts = tmp_path / "vbench_prompts.txt"
     prompts.write_text("a cat playing piano\n\na drone over mountains\n")
-    qsl = build_qsl(_bench("prompt-list"), prompts)  # type: ignore[arg-type]
+    wan = get_benchmark("wan-2.2-t2v-a14b")
+    qsl = build_qsl(wan, prompts)
     assert [qsl.sample(i).prompt for i in range(2)] == [
         "a cat playing piano",
         "a drone over mountains",

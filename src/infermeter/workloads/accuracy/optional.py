@@ -14,6 +14,7 @@ EXTRAS = {
     "jiwer": ("jiwer", "accuracy"),
     "torch": ("torch", "image-metrics"),
     "torchmetrics": ("torchmetrics", "image-metrics"),
+    "transformers": ("transformers", "image-metrics"),
 }
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from infermeter.errors import ConfigError, DatasetError
 from infermeter.workloads.benchmark import Benchmark
-from infermeter.workloads.datasets import formats, media_formats, tables
+from infermeter.workloads.datasets import formats, media_formats, media_readers, tables
 from infermeter.workloads.datasets.base import DatasetQSL, SampleSource
 from infermeter.workloads.datasets.lengths import LengthSpec, fixed
 from infermeter.workloads.datasets.media_files import EncodedMedia
@@ -85,12 +85,13 @@ READERS: dict[str, Callable[[Path, DatasetOptions], SampleSource]] = {
     "imagenet": lambda p, o: formats.ImageList(p, o.image_dir),
     "sharegpt": lambda p, o: formats.sharegpt(p),
     "multi-turn": lambda p, o: formats.multi_turn(p),
-    "image-folder": lambda p, o: media_formats.ImageFolder(p),
-    "vlm-jsonl": lambda p, o: media_formats.VisionJsonl(p),
-    "librispeech": lambda p, o: media_formats.AudioList(p),
-    "coco-captions": lambda p, o: media_formats.coco_captions(p),
-    "prompt-list": lambda p, o: media_formats.prompt_list(p),
-    "text-lines": lambda p, o: media_formats.prompt_list(p),
+    "coco": lambda p, o: media_formats.CocoDetection(p),
+    "openimages": lambda p, o: media_formats.CocoDetection(p),
+    "text-lines": lambda p, o: media_formats.text_lines(p),
+    "image-folder": lambda p, o: media_readers.ImageFolder(p),
+    "vlm-jsonl": lambda p, o: media_readers.VisionJsonl(p),
+    "librispeech": lambda p, o: media_readers.AudioList(p),
+    "coco-captions": lambda p, o: media_readers.coco_captions(p),
 }
 FORMATS = (*sorted(READERS), "synthetic")
 
@@ -111,7 +112,7 @@ def build_qsl(
         path = Path(dataset_path)
         if not path.exists():
             raise DatasetError(f"Dataset file {str(path)!r} not found; check the path.")
-        name = fmt or _sniff_for(benchmark, path)
+        name = fmt or _guess_format(path, benchmark)
         reader = READERS.get(name)
         if reader is None:
             raise ConfigError(
@@ -140,7 +141,7 @@ def _synthetic(
     media = media_source(
         bench.dataset_format, count=opts.samples, shape=shape, seed=opts.seed
     )
-    kind = media_formats.modality(bench)
+    kind = media_readers.modality(bench)
     if media is not None:
         # Endpoints are sent files: the waveforms and pictures, encoded at load.
         return EncodedMedia(media) if kind in ("speech", "vision-chat") else media
@@ -173,17 +174,6 @@ def _synthetic(
     )
     tasks = TASKS.get(bench.dataset_format)
     return prompts if tasks is None else SyntheticTaskPrompts(prompts, tasks)
-
-
-def _sniff_for(bench: Benchmark, path: Path) -> str:
-    """The format of ``path``; a multimodal benchmark looks for its media formats first."""
-    if media_formats.modality(bench) is not None:
-        media = media_formats.sniff_media(path)
-        if media is not None:
-            return media
-        if bench.dataset_format in READERS:
-            return bench.dataset_format
-    return sniff_format(path) or bench.dataset_format
 
 
 def prompt_shape_of(opts: DatasetOptions) -> PromptShape:
@@ -228,7 +218,7 @@ def synthetic_text(
 
 def sniff_format(path: Path) -> str | None:
     """Guess a file's format from its name and first bytes (None: no idea)."""
-    media = media_formats.sniff_media(path)
+    media = media_readers.sniff_media(path)
     if media is not None and path.suffix.lower() not in (".json", ".txt"):
         return media
     suffix = path.suffix.lower()
@@ -246,15 +236,39 @@ def sniff_format(path: Path) -> str | None:
             first = fh.readline()
         return "multi-turn" if '"messages"' in first else "jsonl"
     if suffix == ".json":
-        return _sniff_json(path) or media
+        return _sniff_json(path)
     return None
+
+
+def _guess_format(path: Path, bench: Benchmark) -> str:
+    """The sniffed format, or the benchmark's when a name alone cannot tell.
+
+    A multimodal benchmark looks for its media layouts first (a folder of
+    images or LibriSpeech, an MMMU-style JSONL, a prompt list).
+    """
+    if media_readers.modality(bench) is not None:
+        media = media_readers.sniff_media(path)
+        if media is not None:
+            return media
+    sniffed = sniff_format(path)
+    if sniffed is None or (
+        sniffed == "imagenet" and bench.dataset_format == "text-lines"
+    ):
+        return bench.dataset_format
+    if sniffed == "coco" and bench.dataset_format == "openimages":
+        return "openimages"
+    return sniffed
 
 
 def _sniff_json(path: Path) -> str | None:
     data = formats.read_json(path)
     if isinstance(data, dict) and "data" in data:
         return "squad"
+    if isinstance(data, dict) and "images" in data and "annotations" in data:
+        return "coco"
     if isinstance(data, list) and data and isinstance(data[0], dict):
+        if "transcript" in data[0] and "files" in data[0]:
+            return "librispeech"
         if "conversations" in data[0]:
             return "sharegpt"
         if "instruction" in data[0]:
