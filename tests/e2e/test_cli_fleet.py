@@ -79,7 +79,7 @@ def test_bad_routing_is_a_usage_error(fleet: list[MockServer], tmp_path: Path) -
 def test_sweep_over_two_replicas(fleet: list[MockServer], tmp_path: Path) -> None:
     before = [s.mock.stats["requests"] for s in fleet]
     args = ["sweep", *_urls(fleet), "--model", "m", "--concurrency", "4",
-            "--requests", "20", "--json"]  # fmt: skip
+            "--requests", "20", "--json", "--no-preflight"]  # fmt: skip
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     served = [s.mock.stats["requests"] - b for s, b in zip(fleet, before, strict=True)]
@@ -92,7 +92,7 @@ def test_prefix_routing_keeps_a_shared_prefix_on_one_replica(
     before = [s.mock.stats["requests"] for s in fleet]
     args = ["sweep", *_urls(fleet), "--model", "m", "--concurrency", "1",
             "--requests", "12", "--prompts", "shared-prefix:2:64",
-            "--routing", "prefix", "--json"]  # fmt: skip
+            "--routing", "prefix", "--json", "--no-preflight"]  # fmt: skip
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     served = [s.mock.stats["requests"] - b for s, b in zip(fleet, before, strict=True)]

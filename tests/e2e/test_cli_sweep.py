@@ -45,7 +45,7 @@ def test_concurrency_sweep_writes_endpoints_files(url: str, tmp_path: Path) -> N
     ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    rows = json.loads(result.output)["points"]
+    rows = json.loads(result.stdout)["points"]
     assert [r["concurrency"] for r in rows] == [1.0, 4.0]
     assert all(r["completed"] == 12 and r["failed"] == 0 for r in rows)
     # Four users get about four times the tokens of one, at the same speed each.
@@ -120,7 +120,7 @@ def test_trace_replay_point(url: str, tmp_path: Path) -> None:
     ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    (row,) = json.loads(result.output)["points"]
+    (row,) = json.loads(result.stdout)["points"]
     assert row["completed"] == 10 and row["failed"] == 0
     summary = json.loads(
         (
@@ -133,3 +133,58 @@ def test_trace_replay_point(url: str, tmp_path: Path) -> None:
     )
     # Ten requests 50 ms apart at speed 2: the point lasts about 0.45 s plus one answer.
     assert 0.4e9 < summary["duration_ns"] < 1.5e9
+
+
+def test_a_sweep_where_every_request_fails_exits_non_zero_with_reasons(
+    tmp_path: Path,
+) -> None:
+    from infermeter.servers.mock import MockServer
+
+    server = MockServer()
+    dead = server.start()
+    server.stop()  # nothing listens there any more
+    args = ["sweep", "--url", dead, "--model", "m", "--concurrency", "1,2",
+            "--requests", "6", "--no-preflight", "--out", str(tmp_path), "--json"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1, result.output
+    rows = json.loads(result.stdout)["points"]
+    assert not any(r["pareto"] for r in rows)
+    assert all(r["completed"] == 0 and r["failed"] == 6 for r in rows)
+    # One reason per point, grouped (no per-request ids keep them apart).
+    assert all(len(r["failure_reasons"]) == 1 for r in rows)
+    assert all(not r["client_bound"] for r in rows)
+    assert "no request completed" in result.stderr
+    table = CliRunner().invoke(app, args[:-1])
+    assert table.exit_code == 1
+    assert "6 of 6 requests failed: 6 x cannot connect" in table.stdout
+
+
+def test_a_sweep_without_a_server_fails_in_the_preflight(tmp_path: Path) -> None:
+    from infermeter.errors import SUTConnectionError
+    from infermeter.servers.mock import MockServer
+
+    server = MockServer()
+    dead = server.start()
+    server.stop()
+    args = ["sweep", "--url", dead, "--model", "m", "--concurrency", "1",
+            "--requests", "6"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert isinstance(result.exception, SUTConnectionError)  # main(): one line, exit 1
+    assert "connection refused" in str(result.exception)
+
+
+def test_a_non_streamed_sweep_shows_ttft_and_tpot_as_not_measured(url: str) -> None:
+    args = ["sweep", "--url", url, "--model", "m", "--concurrency", "2",
+            "--requests", "6", "--output-tokens", "8", "--sut-opt", "stream=false"]  # fmt: skip
+    result = CliRunner().invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    row = json.loads(result.stdout)["points"][0]
+    assert (row["ttft_p90_ms"], row["tpot_p90_ms"], row["tps_per_user"]) == (
+        None,
+        None,
+        None,
+    )
+    assert row["completed"] == 6 and row["system_tps"] > 0
+    table = CliRunner().invoke(app, args)
+    assert table.exit_code == 0
+    assert table.stdout.count("n/a") >= 3

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from infermeter.cli.main import EXIT_INVALID, EXIT_OK, app
+from infermeter.workloads.accuracy.images import ImageScoring
 from infermeter.workloads.accuracy.run_folder import score_run_folder
 from infermeter.workloads.accuracy.scorer import AccuracyReport
 
@@ -36,6 +37,15 @@ def accuracy_command(
         str | None, Opt(help="Response dtype (default: benchmark's).")
     ] = None,
     response_format: Annotated[str, Opt(help="auto, tokens or text.")] = "auto",
+    clip_model: Annotated[
+        Path | None, Opt(help="Local CLIP directory for SDXL's CLIP score.")
+    ] = None,
+    fid_features: Annotated[
+        Path | None, Opt(help="TorchScript feature extractor for SDXL's FID.")
+    ] = None,
+    fid_stats: Annotated[
+        Path | None, Opt(help="Reference FID statistics (.npz with mu, sigma).")
+    ] = None,
     as_json: Annotated[bool, Opt("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Score a run's accuracy log: score, reference, target and PASS/FAIL per metric.
@@ -64,6 +74,7 @@ def accuracy_command(
         level=level / 100,
         dtype=dtype,
         response_format=response_format,  # type: ignore[arg-type]
+        image_scoring=ImageScoring(clip_model, fid_features, fid_stats),
     )
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2))

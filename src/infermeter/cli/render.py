@@ -44,7 +44,9 @@ class ProgressLines:
         if now < self._next:
             return
         self._next = now + self.every_s
-        err.print(self.line(done, total, now - self._start), markup=False)
+        err.print(
+            self.line(done, total, now - self._start), markup=False, soft_wrap=True
+        )
 
     def line(self, done: int, total: int, elapsed: float) -> str:
         if done and total > done:
@@ -74,7 +76,7 @@ def print_run(
     label = f"{request.benchmark} {request.scenario.value}"
 
     def note(line: str) -> None:
-        err.print(line, markup=False)
+        err.print(line, markup=False, soft_wrap=True)
 
     if not err.is_terminal:
         lines = ProgressLines(label)

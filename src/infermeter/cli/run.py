@@ -9,6 +9,7 @@ import typer
 
 from infermeter.cli.main import EXIT_INVALID, EXIT_OK, app
 from infermeter.cli.options import (
+    client_scale,
     dataset_options,
     metrics_urls,
     parse_duration_ms,
@@ -24,6 +25,8 @@ Examples:
   infermeter run --sut fake --scenario Offline --min-duration 5s
   infermeter run --benchmark resnet50 --scenario SingleStream --sut null --min-duration 1s
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --target-qps 4
+  infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --workers 2
+  infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --ray --ray-actors 2
   infermeter run --sut openai --url http://127.0.0.1:8001/v1 --url http://127.0.0.1:8002/v1 \
                  --routing prefix --model m --target-qps 4    # a fleet of two replicas
   infermeter run --user-conf user.conf --output-dir runs/my-run --json
@@ -78,6 +81,26 @@ def run_command(
     api_key_env: Annotated[
         str | None, typer.Option(help="Environment variable holding the API key.")
     ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            help="HTTP client processes (openai and sim SUTs); each sends an even "
+            "share of the requests. Started before the run's clock."
+        ),
+    ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            metavar="[ADDRESS]",
+            help="Send the load from Ray actors (pip install 'infermeter\\[ray]'). "
+            "--ray alone: a private local cluster on 127.0.0.1; --ray auto: the "
+            "cluster `ray start` runs here; --ray HOST:6379 or ray://HOST:10001.",
+        ),
+    ] = None,
+    ray_actors: Annotated[
+        int | None,
+        typer.Option(help="Ray actors sending the load (default: one per node)."),
+    ] = None,
     user_conf: Annotated[
         Path | None, typer.Option(help="MLPerf user.conf applied after mlperf.conf.")
     ] = None,
@@ -126,7 +149,7 @@ def run_command(
     input_len: Annotated[
         str | None,
         typer.Option(
-            help="Synthetic prompt lengths: 128, uniform:64:512, lognormal:...)"
+            help="Synthetic prompt lengths in tokens: 128, uniform:64:512, lognormal:200:0.5."
         ),
     ] = None,
     output_len: Annotated[
@@ -187,6 +210,9 @@ def run_command(
     from infermeter.runs.run import RunRequest, execute
 
     options = parse_key_values(sut_opt, flag="--sut-opt")
+    options.update(
+        client_scale(sut=sut, workers=workers, ray=ray, ray_actors=ray_actors)
+    )
     for key, value in (
         ("url", ",".join(url) if url else None),
         ("routing", routing),

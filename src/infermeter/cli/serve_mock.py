@@ -42,6 +42,9 @@ def serve_mock_command(
             "for split UTF-8 characters, finish-only last chunk."
         ),
     ] = "openai",
+    check_model: Annotated[
+        bool, typer.Option(help="Answer 404 to other model names (as vLLM does).")
+    ] = False,
     workers: Annotated[
         int, typer.Option(min=1, help="Server processes sharing the port.")
     ] = 1,
@@ -95,6 +98,7 @@ def serve_mock_command(
         faults=faults,
         seed=seed,
         style=style,
+        check_model=check_model,
         video_sync=video_sync,
     )
 

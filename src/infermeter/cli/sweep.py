@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from infermeter.cli.main import app, err_console
+from infermeter.cli.main import EXIT_ERROR, EXIT_INVALID, app, err_console
+from infermeter.throughput import SWEEP
 
 EXAMPLES = """
 Examples:
@@ -18,6 +19,10 @@ Examples:
   infermeter sweep --url http://127.0.0.1:8000/v1 --model m --concurrency 1,4,16,64
 
   infermeter sweep --url URL --model m --rates 5,10,20 --pattern gamma --burstiness 0.5
+
+  infermeter sweep --url URL --model m --rates 2000,4000 --workers 2
+
+  infermeter sweep --url URL --model m --rates 2000,4000 --ray auto --ray-actors 8
 
   infermeter sweep --url URL --model m --search --ttft-ms 2000 --tpot-ms 200 --duration 30
 
@@ -66,7 +71,13 @@ def sweep_command(
     requests: Annotated[int, typer.Option(help="Requests per point.")] = 0,
     duration: Annotated[float, typer.Option(help="Seconds per point.")] = 10.0,
     warmup: Annotated[int, typer.Option(help="Warm-up requests per point.")] = 0,
-    input_tokens: Annotated[int, typer.Option(help="Synthetic prompt words.")] = 128,
+    input_tokens: Annotated[
+        int,
+        typer.Option(
+            help="Prompt length: tokens of --sut-opt tokenizer=DIR_OR_NAME when "
+            "given, else words (one token each on infermeter's mock)."
+        ),
+    ] = 128,
     output_tokens: Annotated[int, typer.Option(help="max_tokens per request.")] = 128,
     prompts: Annotated[
         str,
@@ -76,6 +87,22 @@ def sweep_command(
     ] = "random",
     trace: Annotated[Path | None, typer.Option(help="JSONL trace for prompts.")] = None,
     sut_opt: Annotated[list[str], typer.Option("--sut-opt", help="key=value.")] = [],  # noqa: B006
+    workers: Annotated[
+        int | None, typer.Option(help="HTTP client processes (even shares).")
+    ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            metavar="[ADDRESS]",
+            help="Send the load from Ray actors (pip install 'infermeter\\[ray]'). "
+            "--ray alone: a private local cluster on 127.0.0.1; --ray auto: the "
+            "cluster `ray start` runs here; --ray HOST:6379 or ray://HOST:10001.",
+        ),
+    ] = None,
+    ray_actors: Annotated[
+        int | None,
+        typer.Option(help="Ray actors sending the load (default: one per node)."),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of arrivals and prompts.")] = 0,
     out: Annotated[Path | None, typer.Option(help="Folder for the results.")] = None,
     metrics_url: Annotated[
@@ -86,19 +113,32 @@ def sweep_command(
         str, typer.Option(help="How often to scrape server metrics.")
     ] = "1s",
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    preflight: Annotated[
+        bool,
+        typer.Option(help="Check the endpoint (reachable, model) before the load."),
+    ] = True,
 ) -> None:
     """Run load points over concurrency levels or rates; print the curve and Pareto set.
 
     Each point reports system tokens/s, tokens/s per user (1000 / TPOT p90 ms),
     TTFT p90 and concurrency, and writes result_summary.json (MLPerf Endpoints
-    layout) under --out. infermeter results (unverified).
+    layout) under --out. infermeter results (unverified). Exit code 1 when no
+    request of any point completed, 3 when some point completed none, else 0.
     """
-    from infermeter.cli.options import metrics_urls, parse_duration_ns, parse_key_values
+    from infermeter.cli.options import (
+        client_scale,
+        metrics_urls,
+        parse_duration_ns,
+        parse_key_values,
+    )
     from infermeter.runs.endpoint_sweep import SweepRequest, execute_sweep
     from infermeter.runs.load import LoadSpec
     from infermeter.runs.sweep import Limits
 
     options = parse_key_values(sut_opt, flag="--sut-opt")
+    options.update(
+        client_scale(sut="openai", workers=workers, ray=ray, ray_actors=ray_actors)
+    )
     options.update(url=",".join(url), model=model, api=api, routing=routing)
     if api_key_env:
         options["api_key_env"] = api_key_env
@@ -130,21 +170,38 @@ def sweep_command(
             metrics_interval, flag="--metrics-interval"
         )
         / 1e9,
+        preflight=preflight,
     )
-    result = execute_sweep(request)
+    result = execute_sweep(request, on_note=_note)
     for note in request.notes:
         err_console.print(f"info: {note}", markup=False)
+    rows = result.table()
     if json_output:
         typer.echo(
-            json.dumps(
-                {"peak_rate": result.peak_rate, "points": result.table()}, indent=2
-            )
+            json.dumps({"peak_rate": result.peak_rate, "points": rows}, indent=2)
         )
-        return
-    _render(result.table(), result.peak_rate)
+    else:
+        _render(rows, result.peak_rate)
+    code = _exit_code(rows)
+    if code:
+        raise typer.Exit(code)
 
 
-def _render(rows: list[dict[str, object]], peak: float | None) -> None:
+def _note(line: str) -> None:
+    Console(stderr=True, highlight=False).print(line, markup=False, soft_wrap=True)
+
+
+def _exit_code(rows: list[dict[str, Any]]) -> int:
+    """1: nothing completed anywhere; 3: some point completed nothing."""
+    empty = [row for row in rows if not row.get("completed")]
+    if not empty:
+        return 0
+    for row in empty:
+        _note(f"point {row['point']}: no request completed; see the reasons above")
+    return EXIT_ERROR if len(empty) == len(rows) else EXIT_INVALID
+
+
+def _render(rows: list[dict[str, Any]], peak: float | None) -> None:
     table = Table(title="Endpoint curve (infermeter results, unverified)")
     keys = [
         "concurrency",
@@ -161,8 +218,28 @@ def _render(rows: list[dict[str, object]], peak: float | None) -> None:
     for key in keys:
         table.add_column(key, justify="right")
     for row in rows:
-        table.add_row(*("" if row.get(k) is None else str(row.get(k)) for k in keys))
+        table.add_row(*(_cell(row, k) for k in keys))
     console = Console(width=160)
     console.print(table)
+    console.print(f"system_tps: {SWEEP}", markup=False, highlight=False)
+    for row in rows:
+        reasons = row.get("failure_reasons") or {}
+        if reasons:
+            console.print(
+                f"point {row['point']}: {row['failed']} of {row['issued']} requests "
+                "failed: " + "; ".join(f"{n} x {r}" for r, n in reasons.items()),
+                markup=False,
+                highlight=False,
+            )
     if peak is not None:
         console.print(f"peak rate meeting the limits: {peak:.3g} requests/s")
+
+
+NOT_MEASURED = ("tps_per_user", "ttft_p90_ms", "tpot_p90_ms")
+
+
+def _cell(row: dict[str, Any], key: str) -> str:
+    value = row.get(key)
+    if value is None:
+        return "n/a" if key in NOT_MEASURED else ""
+    return str(value)

@@ -250,10 +250,19 @@ def _seconds(ns: int) -> float:
 
 
 def _final_query_done(phase: PhaseResult, q_last: int) -> int:
+    """When the last issued query completed (LoadGen's end of a Server run).
+
+    If it never did (the run ended on the completion timeout), the latest
+    completion of any sample instead: never a time before the start.
+    """
     if q_last < 0:
         return phase.start_ns
     s0, s1 = phase.schedule.sample_range(q_last, q_last + 1)
-    return int(phase.records.completed_ns[s0:s1].max())
+    done = phase.records.completed_ns[s0:s1]
+    if (done != UNSET).all():
+        return int(done.max())
+    issued = phase.records.completed_ns[: phase.samples_issued]
+    return max(phase.start_ns, int(issued.max()) if issued.shape[0] else UNSET)
 
 
 def _failure_reasons(

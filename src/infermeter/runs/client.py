@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from infermeter.loadgen.engine import PhaseResult
 from infermeter.loadgen.runner import RunOutcome
 from infermeter.loadgen.summary import sample_origins
 from infermeter.runs.fleet_stats import fleet_block
@@ -27,6 +28,18 @@ class ClientReport:
     certification: dict[str, object] = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)  # the SUT's effective settings
     fleet: dict[str, Any] | None = None  # per-replica figures of a fleet SUT
+
+
+def scale_of(sut: object) -> dict[str, Any]:
+    """How many client processes ``sut`` runs, its clock error bound and its advice."""
+    out: dict[str, Any] = {"workers": int(getattr(sut, "workers", 1) or 1)}
+    bound = getattr(sut, "clock_error_bound_ns", None)
+    if callable(bound):
+        out["clock_error_ns"] = int(bound())
+    advice = getattr(sut, "scale_advice", None)
+    if isinstance(advice, str):
+        out["more_advice"] = advice
+    return out
 
 
 def collect(sut: object, outcome: RunOutcome, meter: CpuMeter) -> ClientReport:
@@ -65,7 +78,21 @@ def collect(sut: object, outcome: RunOutcome, meter: CpuMeter) -> ClientReport:
         sent_ns=report.sent_ns,
         cpu_s=meter.cpu_s,
         wall_s=meter.wall_s,
-        workers=int(getattr(sut, "workers", 1) or 1),
+        **scale_of(sut),
     )
     report.certification = verdict.as_dict()
+    if not _any_completed(phase):
+        # Nothing answered: the endpoint, not the client, is what failed.
+        report.certification.update(
+            client_bound=False,
+            reasons=[],
+            advice=[],
+            note="no sample completed: the client was not judged",
+        )
     return report
+
+
+def _any_completed(phase: PhaseResult) -> bool:
+    n = phase.samples_issued
+    rec = phase.records
+    return bool(((rec.status[:n] == 0) & (rec.completed_ns[:n] >= 0)).any())

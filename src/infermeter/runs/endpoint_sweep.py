@@ -7,6 +7,7 @@ the mock server), or a JSONL trace's lengths and prefixes.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from infermeter.clock import MonotonicClock
 from infermeter.errors import ConfigError
 from infermeter.runs import server_metrics
 from infermeter.runs.load import LoadResult, LoadSpec
+from infermeter.runs.preflight import preflight
 from infermeter.runs.sweep import (
     Limits,
     Runner,
@@ -25,7 +27,10 @@ from infermeter.runs.sweep import (
 from infermeter.runs.trace import TracePrompts, load_trace
 from infermeter.suts.openai_http import create_http_sut
 from infermeter.suts.openai_options import QSLPrompts, config_from_options
+from infermeter.suts.openai_request import OpenAIConfig
 from infermeter.suts.prompts import PromptSource, SyntheticPrompts
+from infermeter.suts.sized_prompts import TokenSizedPrompts
+from infermeter.suts.token_count import load_tokenizer
 from infermeter.workloads.datasets.base import Sample, SampleSource
 from infermeter.workloads.datasets.factory import synthetic_text
 from infermeter.workloads.datasets.lengths import fixed
@@ -55,10 +60,16 @@ class SweepRequest:
     notes: list[str] = field(default_factory=list)  # info lines for the user
     trace: Path | None = None
     out_dir: Path | None = None
+    preflight: bool = True  # check the endpoint before sending load
 
 
-def execute_sweep(request: SweepRequest) -> SweepResult:
-    """Run the sweep, search or replay against the endpoint and write the files."""
+def execute_sweep(
+    request: SweepRequest, on_note: Callable[[str], None] | None = None
+) -> SweepResult:
+    """Run the sweep, search or replay against the endpoint and write the files.
+
+    ``on_note`` gets the preflight's findings and what the prompt lengths count.
+    """
     modes = [
         bool(request.concurrency),
         bool(request.rates),
@@ -73,7 +84,14 @@ def execute_sweep(request: SweepRequest) -> SweepResult:
     if request.replay and request.trace is None:
         raise ConfigError("--replay needs --trace FILE.jsonl")
     config, key = config_from_options(request.sut_options)
-    prompts, count = _prompts(request)
+    prompts, count = _prompts(request, config)
+    note = on_note or (lambda line: None)
+    if isinstance(prompts, SyntheticPrompts | TokenSizedPrompts):
+        note(f"prompts: {request.input_tokens} {_unit(prompts)} each")
+    if request.preflight:
+        report = preflight(config, prompts, key)
+        for line in report.notes + report.warnings:
+            note(f"preflight: {line}")
     with contextlib.closing(create_http_sut(config, prompts, api_key=key)) as sut:
         run = _scraping(load_runner(sut, count), request, list(config.urls))
         limits, out = request.limits, request.out_dir
@@ -93,6 +111,15 @@ def execute_sweep(request: SweepRequest) -> SweepResult:
             base = replace(request.base, mode="rate")
             levels = list(request.rates)
         return sweep(run, base, levels, limits=limits, out_dir=out)
+
+
+def _unit(prompts: PromptSource) -> str:
+    if isinstance(prompts, TokenSizedPrompts):
+        return f"tokens of {prompts.tokenizer.name}"
+    return (
+        "words (one token each on infermeter's mock; a real tokenizer counts more: "
+        "pass --sut-opt tokenizer=DIR_OR_NAME to count tokens)"
+    )
 
 
 def _scraping(run: Runner, request: SweepRequest, urls: list[str]) -> Runner:
@@ -122,7 +149,7 @@ def _scraping(run: Runner, request: SweepRequest, urls: list[str]) -> Runner:
     return scraped
 
 
-def _prompts(request: SweepRequest) -> tuple[PromptSource, int]:
+def _prompts(request: SweepRequest, config: OpenAIConfig) -> tuple[PromptSource, int]:
     if request.trace is not None:
         trace = load_trace(request.trace)
         return TracePrompts(trace), len(trace)
@@ -136,6 +163,15 @@ def _prompts(request: SweepRequest) -> tuple[PromptSource, int]:
             seed=request.base.seed,
         )
         return QSLPrompts(_Reader(source)), len(source)
+    if config.tokenizer_file:
+        sized = TokenSizedPrompts(
+            request.samples,
+            load_tokenizer(config.tokenizer_file),
+            input_tokens=request.input_tokens,
+            output_tokens=request.output_tokens,
+            seed=request.base.seed,
+        )
+        return sized, request.samples
     prompts = SyntheticPrompts(
         request.samples,
         input_tokens=request.input_tokens,

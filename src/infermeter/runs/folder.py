@@ -117,7 +117,7 @@ def run_document(
     """The run.json document."""
     summary = outcome.summary
     valid = outcome.valid
-    reasons = list(summary.reasons) if summary is not None else []
+    reasons = _reasons(summary) if summary is not None else []
     if summary is None and outcome.detail.errors:
         reasons.append(
             f"{outcome.detail.errors} errors logged; see mlperf_log_detail.txt"
@@ -146,6 +146,26 @@ def run_document(
         "environment": environment(),
         "files": files,
     }
+
+
+def _reasons(summary: Summary) -> list[str]:
+    """Why the run is INVALID. When no sample completed, LoadGen's advice about
+    rates and durations is beside the point: what failed comes first, alone."""
+    reasons = list(summary.reasons)
+    if summary.sample_count or not (summary.samples_failed or summary.samples_missing):
+        return reasons
+    advice = {
+        summary.perf_recommendation,
+        summary.min_duration_recommendation,
+        "The test exited early, before enough queries were issued.",
+    }
+    head = (
+        f"No sample completed ({summary.samples_failed} failed, "
+        f"{summary.samples_missing} never answered): the run measured nothing."
+    )
+    return [head] + [
+        r for r in reasons if r not in advice and "early stopping" not in r
+    ]
 
 
 def _settings_dict(settings: RunSettings) -> dict[str, Any]:

@@ -170,7 +170,7 @@ def execute(
     with _opened(create_sut(request.sut, context)) as sut:
         checks = _before_load(request, bench.name, sut, settings, qsl, on_note)
         scraper = _start_scraper(request, sut, context.options, clock, on_note)
-        with CpuMeter() as meter:
+        with CpuMeter.of(sut) as meter:
             sampler.start()
             try:
                 outcome = _run_engine(

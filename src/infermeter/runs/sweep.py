@@ -19,6 +19,8 @@ from infermeter.loadgen.interfaces import SystemUnderTest
 from infermeter.runs import server_metrics
 from infermeter.runs.endpoints import LABEL, PointMetrics, result_summary, write_json
 from infermeter.runs.load import LoadResult, LoadSpec, run_load
+from infermeter.suts.token_count import describe
+from infermeter.throughput import SWEEP
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,29 +67,39 @@ class SweepResult:
 
     def table(self) -> list[dict[str, Any]]:
         rows = []
-        for result, best, miss in zip(
-            self.points, self.pareto, self.misses, strict=True
+        for i, (result, best, miss) in enumerate(
+            zip(self.points, self.pareto, self.misses, strict=True)
         ):
-            row = result.metrics.curve_row()
+            row: dict[str, Any] = {"point": f"{i:02d}_{result.spec.label()}"}
+            row.update(result.metrics.curve_row())
             row.update(
+                issued=result.metrics.issued,
                 pareto=best,
                 meets_limits=not miss,
                 misses=miss,
                 client_bound=result.certification.client_bound,
+                failure_reasons=result.metrics.failure_reasons,
+                token_counts=result.sut_stats.get("token_counts"),
             )
             rows.append(row)
         return rows
 
 
 def pareto_flags(points: list[PointMetrics]) -> list[bool]:
-    """True for points no other point beats on both system and per-user tokens/s."""
+    """True for points no other point beats on both system and per-user tokens/s.
+
+    A point where no request completed measured nothing: it is never marked.
+    """
 
     def dominated(p: PointMetrics) -> bool:
+        if not p.completed:
+            return True
         pu = p.tps_per_user or 0.0
         for q in points:
             qu = q.tps_per_user or 0.0
             if (
                 q is not p
+                and q.completed
                 and q.system_tps >= p.system_tps
                 and qu >= pu
                 and (q.system_tps > p.system_tps or qu > pu)
@@ -201,7 +213,15 @@ def write_sweep(result: SweepResult, out_dir: Path, limits: Limits) -> Path:
     """Per-point ``performance/result_summary.json`` and the whole ``sweep.json``."""
     for i, point in enumerate(result.points):
         config = {"load": _spec_dict(point.spec), "point": i}
-        extra = {"client": point.certification.as_dict(), "sut": point.sut_stats}
+        counts = point.sut_stats.get("token_counts")
+        extra = {
+            "client": point.certification.as_dict(),
+            "sut": point.sut_stats,
+            "token_counts": None
+            if counts is None
+            else {**counts, "description": describe(counts)},
+            "throughput_definition": SWEEP,
+        }
         summary = result_summary(
             point.metrics, started_at=point.started_at, run_config=config, extra=extra
         )

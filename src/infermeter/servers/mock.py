@@ -61,6 +61,8 @@ class MockConfig:
     # empty-text chunk for a token that splits a UTF-8 character, a role-only
     # first chat chunk, a finish-only last chunk).
     style: str = "openai"
+    # Answer HTTP 404 to a model name other than ``model`` (as vLLM does).
+    check_model: bool = False
     # /v1/videos answers with the video itself instead of a job to poll.
     video_sync: bool = False
 
@@ -169,6 +171,11 @@ class MockApp(OpenAIEndpoint):
         except ValueError as exc:
             self.stats["bad_request"] += 1
             return _error(400, str(exc), "invalid_request_error")
+        if self.config.check_model and parsed.model != self.config.model:
+            self.stats["unknown_model"] += 1
+            return _error(
+                404, f"The model `{parsed.model}` does not exist.", "NotFoundError"
+            )
         self.stats["prompt_tokens"] += parsed.mock.prompt_tokens
         if parsed.media:
             self.record("chat", {"media": list(parsed.media)})
@@ -258,7 +265,9 @@ class MockProcess:
         self._process = ctx.Process(
             target=_serve_child,
             args=(self.config, self.host, self.port, self.workers, writer),
-            daemon=True,
+            # A daemon process may not start the other server processes; stop()
+            # terminates this one, which stops them.
+            daemon=self.workers == 1,
         )
         self._process.start()
         for _ in range(600):

@@ -134,6 +134,10 @@ class MediaRoutes:
             owner.stats["bad_request"] += 1
             return _error(400, f"{route}: {exc}", "invalid_request_error")
         owner.record(route, summary)
+        model = summary.get("model")
+        if owner.config.check_model and model and model != owner.config.model:
+            owner.stats["unknown_model"] += 1
+            return _error(404, f"The model `{model}` does not exist.", "NotFoundError")
         fault = owner.picker.pick() if owner.picker else Fault.NONE
         owner.stats[f"fault_{fault.value}"] += fault is not Fault.NONE
         if fault is Fault.ERROR:

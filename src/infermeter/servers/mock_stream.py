@@ -40,6 +40,7 @@ class ParsedRequest:
     include_usage: bool
     words: tuple[str, ...]
     style: str = "openai"
+    model: str = ""
     media: tuple[dict[str, Any], ...] = ()  # image / audio parts of a chat
 
 
@@ -66,7 +67,9 @@ def parse_request(
     )
     # llama.cpp ignores stream_options: its streams never carry usage.
     usage = bool(options.get("include_usage")) and style != LLAMA_CPP
-    return ParsedRequest(mock, chat, usage, words, style, tuple(media))
+    return ParsedRequest(
+        mock, chat, usage, words, style, str(obj.get("model") or ""), tuple(media)
+    )
 
 
 def _prompt_words(

@@ -69,8 +69,8 @@ class SyntheticPrompts:
     ) -> None:
         rng = np.random.default_rng(seed)
         self.count = count
-        self._inputs = _lengths(input_tokens, count)
-        self._outputs = _lengths(output_tokens, count)
+        self._inputs = per_sample_lengths(input_tokens, count)
+        self._outputs = per_sample_lengths(output_tokens, count)
         self._words = rng.integers(0, 1000, size=int(self._inputs.max(initial=1)))
 
     def prompt(self, index: int) -> Prompt:
@@ -84,7 +84,7 @@ class SyntheticPrompts:
         )
 
 
-def _lengths(value: int | Sequence[int], count: int) -> np.ndarray:
+def per_sample_lengths(value: int | Sequence[int], count: int) -> np.ndarray:
     if isinstance(value, int):
         return np.full(count, value, dtype=np.int64)
     array = np.asarray(value, dtype=np.int64)

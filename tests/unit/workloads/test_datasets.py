@@ -334,3 +334,8 @@ def test_bad_tokenizer_file(tmp_path: Path) -> None:
         build_qsl(LLAMA, options=DatasetOptions(tokenizer=tmp_path))
     with pytest.raises(DatasetError, match="not found"):
         build_qsl(LLAMA, options=DatasetOptions(tokenizer=tmp_path / "x.json"))
+
+
+def test_a_bare_number_is_a_fixed_length() -> None:
+    # ``run --help`` lists "128" among the forms of --input-len.
+    assert parse_length("32") == parse_length("fixed:32")

@@ -122,3 +122,62 @@ def test_clip_refuses_a_non_model_directory(tmp_path) -> None:
 
     with pytest.raises(DatasetError, match="not a CLIP model directory"):
         images.clip_score([np.zeros((3, 8, 8), np.uint8)], ["x"], tmp_path)
+
+
+def test_sdxl_log_scored_with_local_models(tmp_path, tiny_clip) -> None:
+    """An SDXL accuracy run, then ``infermeter accuracy`` with the local models."""
+    from typer.testing import CliRunner
+
+    from infermeter.cli.main import app
+    from infermeter.workloads.accuracy.log import read_accuracy_log
+
+    runner = CliRunner()
+    run = tmp_path / "run"
+    args = ["run", "--benchmark", "stable-diffusion-xl", "--scenario", "Offline"]
+    args += [
+        "--mode",
+        "AccuracyOnly",
+        "--sut",
+        "fake",
+        "--sut-opt",
+        "answers=reference",
+    ]
+    args += ["--total-sample-count", "4", "--output-dir", str(run)]
+    result = runner.invoke(app, [*args, "--store", str(tmp_path / "s.db")])
+    assert result.exit_code in (0, 3), result.output
+    pics = [
+        images.decode_image(np.frombuffer(e.data, np.uint8), e.qsl_idx)
+        for e in read_accuracy_log(run)
+    ]
+    # Reference statistics = the features of these very images: FID 0.
+    feats = np.stack([p.reshape(3, -1).mean(axis=1) for p in pics]).astype(np.float64)
+    np.savez(
+        tmp_path / "stats.npz", mu=feats.mean(0), sigma=np.cov(feats, rowvar=False)
+    )
+    torch.jit.save(torch.jit.script(ChannelMeans()), str(tmp_path / "f.pt"))
+    result = runner.invoke(
+        app,
+        [
+            "accuracy",
+            str(run),
+            "--clip-model",
+            str(tiny_clip),
+            "--fid-features",
+            str(tmp_path / "f.pt"),
+            "--fid-stats",
+            str(tmp_path / "stats.npz"),
+            "--json",
+        ],
+    )
+    report = json.loads(result.output)
+    got = {m["metric"]: m for m in report["metrics"]}
+    assert got["fid"]["value"] == pytest.approx(0.0, abs=1e-2)
+    from infermeter.workloads import get_benchmark
+    from infermeter.workloads.datasets import DatasetOptions, build_qsl
+
+    qsl = build_qsl(get_benchmark("sdxl"), options=DatasetOptions(samples=4))
+    captions = [qsl.sample(e.qsl_idx).prompt for e in read_accuracy_log(run)]
+    expected = images.clip_score(pics, captions, tiny_clip)
+    assert got["clip_score"]["value"] == pytest.approx(expected, abs=1e-4)
+    # The SDXL targets are absolute values for the reference's models: no PASS here.
+    assert report["passed"] is False

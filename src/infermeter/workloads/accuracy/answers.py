@@ -12,11 +12,12 @@ from __future__ import annotations
 import numpy as np
 
 from infermeter.errors import DatasetError
-from infermeter.workloads.accuracy import clicks, detection, speech
+from infermeter.workloads.accuracy import clicks, detection, speech, vlm
 from infermeter.workloads.benchmark import Benchmark
 from infermeter.workloads.datasets.base import Boxes, Sample
 
 WRONG_TEXT = "an unrelated reply that answers nothing"
+IMAGE_SIDE = 64  # synthetic SDXL answers: 64x64x3, not the reference's 1024x1024x3
 MBXP_SOLUTION, MBXP_WRONG = "    return a + b\n", "    return a - b\n"
 
 
@@ -30,6 +31,10 @@ def answer(
 ) -> tuple[bytes, int]:
     """(response bytes, token count) answering ``sample`` from its reference."""
     ref = sample.reference
+    if bench.dataset_format == "coco-captions":
+        return _image(sample, wrong), 1
+    if bench.dataset_format == "shopify-catalogue" and isinstance(ref, str):
+        return vlm.encode_answer("other > misc" if wrong else ref), 8
     if isinstance(ref, Boxes):
         if wrong:  # every box of another category: none matches
             ref = Boxes(
@@ -57,6 +62,14 @@ def answer(
         f"Sample {sample.index} has no reference to answer from; the fake SUT's "
         "answers need a dataset with references."
     )
+
+
+def _image(sample: Sample, wrong: bool) -> bytes:
+    """An HWC uint8 image drawn from the sample (a different one when wrong)."""
+    rng = np.random.default_rng([sample.index, int(wrong)])
+    return rng.integers(
+        0, 256, size=(IMAGE_SIDE, IMAGE_SIDE, 3), dtype=np.uint8
+    ).tobytes()
 
 
 def _text(ref: str, task: str, wrong: bool) -> str:

@@ -12,7 +12,14 @@ from typing import Any
 import numpy as np
 
 from infermeter.errors import DatasetError
-from infermeter.workloads.accuracy import clicks, detection, segmentation, speech
+from infermeter.workloads.accuracy import (
+    clicks,
+    detection,
+    images,
+    segmentation,
+    speech,
+    vlm,
+)
 from infermeter.workloads.accuracy.log import LogEntry
 from infermeter.workloads.datasets.base import Boxes, DatasetQSL
 
@@ -81,3 +88,31 @@ def score_nodes(entries: Sequence[LogEntry], qsl: DatasetQSL, dtype: str) -> Val
         pred = entry.array(dtype)
         hits += bool(pred.size) and int(pred[0]) == label
     return {"accuracy": hits / len(entries)}  # a fraction, as the checker's 0.7286
+
+
+def score_images(
+    entries: Sequence[LogEntry], qsl: DatasetQSL, options: images.ImageScoring | None
+) -> tuple[Values, dict[str, str]]:
+    """CLIP score and FID of SDXL images with the local models in ``options``."""
+    opts = options or images.ImageScoring()
+    pics = [images.decode_image(e.array("uint8"), e.qsl_idx) for e in entries]
+    values: Values = {}
+    notes: dict[str, str] = {}
+    if opts.clip_model is not None:
+        captions = [qsl.sample(e.qsl_idx).prompt or "" for e in entries]
+        values["clip_score"] = images.clip_score(pics, captions, opts.clip_model)
+    else:
+        notes["clip_score"] = "pass --clip-model DIR (a local CLIP directory)"
+    if opts.fid_features is not None and opts.fid_stats is not None:
+        values["fid"] = images.fid_against_stats(
+            pics, opts.fid_stats, opts.fid_features
+        )
+    else:
+        notes["fid"] = "pass --fid-features FILE and --fid-stats FILE.npz"
+    return values, notes
+
+
+def score_vlm(entries: Sequence[LogEntry], qsl: DatasetQSL, dtype: str) -> Values:
+    truths = _references(entries, qsl, str)
+    texts = [e.data.decode("utf-8", errors="replace") for e in entries]
+    return {"f1_hierarchical": vlm.hierarchical_f1(texts, truths)}

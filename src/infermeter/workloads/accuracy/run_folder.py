@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.errors import DatasetError
+from infermeter.workloads.accuracy.images import ImageScoring
 from infermeter.workloads.accuracy.log import LOG_NAME
 from infermeter.workloads.accuracy.scorer import (
     AccuracyReport,
@@ -40,6 +41,7 @@ def score_run_folder(
     level: float | None = None,
     dtype: str | None = None,
     response_format: ResponseFormat = "auto",
+    image_scoring: ImageScoring | None = None,
 ) -> AccuracyReport:
     """Score ``run_dir``'s accuracy log; flags override what run.json records."""
     run_dir = Path(run_dir)
@@ -61,5 +63,11 @@ def score_run_folder(
     )
     qsl = build_qsl(bench, path, fmt=fmt or recorded.get("format"), options=options)
     return score_accuracy_log(
-        log, bench, qsl, level=level, dtype=dtype, response_format=response_format
+        log,
+        bench,
+        qsl,
+        level=level,
+        dtype=dtype,
+        response_format=response_format,
+        image_scoring=image_scoring,
     )

@@ -24,6 +24,7 @@ from infermeter.workloads.accuracy import (
     tokens,
     topk,
 )
+from infermeter.workloads.accuracy.images import ImageScoring
 from infermeter.workloads.accuracy.log import LogEntry, read_accuracy_log
 from infermeter.workloads.accuracy.test06 import Test06Result, check_responses
 from infermeter.workloads.benchmark import Benchmark
@@ -33,10 +34,7 @@ from infermeter.workloads.datasets.tokenizer import Tokenizer
 ResponseFormat = Literal["auto", "tokens", "text"]
 ROUGE_METRICS = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 NOT_COMPUTED = {
-    "clip_score": "needs the CLIP model",
-    "fid": "needs the Inception model and COCO statistics",
     "ne": "the DLRMv3 reference's response layout was not checked; not computed",
-    "f1_hierarchical": "the Qwen3-VL reference's hierarchical F1 is not reproduced",
     "vbench_score": "needs VBench and its models, which cannot be installed offline",
 }
 # Benchmark-specific reasons where a metric name is shared.
@@ -96,6 +94,7 @@ def score_accuracy_log(
     dtype: str | None = None,
     tokenizer: Tokenizer | None = None,
     response_format: ResponseFormat = "auto",
+    image_scoring: ImageScoring | None = None,
 ) -> AccuracyReport:
     """Score ``path`` (a run folder or an accuracy log) for ``benchmark`` on ``qsl``."""
     entries = read_accuracy_log(path)
@@ -111,6 +110,7 @@ def score_accuracy_log(
         dtype=dtype,
         tokenizer=tokenizer or qsl.tokenizer,
         fmt=response_format,
+        image_scoring=image_scoring,
     )
     metrics = _judge(values, notes, benchmark, level, len(entries))
     return AccuracyReport(benchmark.name, level, len(entries), metrics, test06)
@@ -133,11 +133,15 @@ def _compute(
     dtype: str,
     tokenizer: Tokenizer | None,
     fmt: ResponseFormat,
+    image_scoring: ImageScoring | None = None,
 ) -> tuple[dict[str, float], dict[str, str], Test06Result | None]:
     """(metric values, reasons for metrics not computed, TEST06 checks)."""
     wanted = {t.metric for t in bench.accuracy}
     family = _family(bench, wanted)
     try:
+        if wanted & {"clip_score", "fid"}:
+            values, notes = families.score_images(entries, qsl, image_scoring)
+            return values, notes, None
         if family is not None:
             return family(entries, qsl, dtype), {}, None
         if "top1" in wanted:
@@ -173,6 +177,8 @@ def _family(bench: Benchmark, wanted: set[str]) -> Family | None:
         return families.score_segmentation
     if "word_accuracy" in wanted:
         return families.score_speech
+    if "f1_hierarchical" in wanted:
+        return families.score_vlm
     if "accuracy" in wanted and bench.dataset_format == "igbh":
         return families.score_nodes
     return None

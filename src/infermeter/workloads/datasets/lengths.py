@@ -2,7 +2,7 @@
 
 Kinds: fixed, uniform, normal, lognormal, histogram.
 
-Text form (CLI and TOML): ``fixed:128``, ``uniform:64:256``, ``normal:MEAN:STD``,
+Text form (CLI and TOML): ``128`` (fixed), ``fixed:128``, ``uniform:64:256``, ``normal:MEAN:STD``,
 ``lognormal:MEDIAN:SIGMA``, ``histogram:16=0.5,64=0.3,256=0.2``. Draws are
 rounded and clipped to ``[1, max_len]``.
 """
@@ -63,7 +63,12 @@ def fixed(n: int) -> LengthSpec:
 
 
 def parse_length(text: str) -> LengthSpec:
-    """Parse the text form in the module docstring, with a one-line error on failure."""
+    """Parse the text form in the module docstring, with a one-line error on failure.
+
+    A bare number is a fixed length (``128`` = ``fixed:128``).
+    """
+    if text.strip().isdigit():
+        text = f"fixed:{text.strip()}"
     kind, _, rest = text.strip().partition(":")
     kind = kind.lower()
     try:
