@@ -31,6 +31,9 @@ Examples:
                  --routing prefix --model m --target-qps 4    # a fleet of two replicas
   infermeter run --user-conf user.conf --output-dir runs/my-run --json
   infermeter run --engine mlcommons --sut null --scenario Offline   # official LoadGen
+  infermeter run --audit TEST04 --sut audit-fake --benchmark resnet50 --scenario Offline \
+                 --target-qps 20000 --min-duration 1s --min-query-count 1000 \
+                 --sut-opt latency_ms=0.05 --output-dir runs/resnet50-Offline   # MLPerf audit
   infermeter run --metrics-url off                 # do not scrape the server's /metrics
 """
 
@@ -198,6 +201,17 @@ def run_command(
             "before sending load."
         ),
     ] = True,
+    audit: Annotated[
+        str | None,
+        typer.Option(
+            help="MLPerf audit test TEST01, TEST04 or TEST06: the reference runs, "
+            "the audit run and the verification (see infermeter compliance)."
+        ),
+    ] = None,
+    audit_config: Annotated[
+        Path | None,
+        typer.Option(help="An audit.config applied last, as LoadGen applies it."),
+    ] = None,
 ) -> None:
     """Run a benchmark under MLPerf rules and print its verdict.
 
@@ -272,6 +286,14 @@ def run_command(
         / 1e9,
         preflight=preflight,
     )
+    if audit is not None:
+        from infermeter.cli.compliance import run_audit_command
+
+        audited = run_audit_command(
+            audit, request, audit_config, json_output=json_output
+        )
+        raise typer.Exit(EXIT_OK if audited.passed else EXIT_INVALID)
+    request.audit_config = audit_config
     report = print_run(request, execute, json_output=json_output)
     valid = report.outcome.valid
     raise typer.Exit(EXIT_INVALID if valid is False else EXIT_OK)
