@@ -178,8 +178,8 @@ def _read_run_json(path: Path) -> dict[str, Any]:
 
 
 def _listed_files(meta: dict[str, Any]) -> list[str]:
-    files = meta.get("files") or []
-    names = [str(f) for f in files if isinstance(f, str)]
+    files = meta.get("files")
+    names = [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
     if meta.get("incomplete") or meta.get("mode") == "AccuracyOnly":
         return names  # records.journal, or the accuracy log, instead
     # records.npz is expected even when an older writer did not list it.
