@@ -196,3 +196,17 @@ def test_an_endpoint_that_dies_mid_run_ends_the_run(tmp_path: Path) -> None:
     assert run.returncode == 3, out + err
     reasons = " ".join(_reasons(tmp_path))
     assert "The endpoint was unreachable" in reasons
+
+
+def test_a_non_streamed_offline_run_reports_ttft_and_tpot_as_not_measured(
+    strict: MockServer, tmp_path: Path
+) -> None:
+    args = _run_args(strict.url, tmp_path, "served", "--sut-opt", "stream=false")
+    result = _infermeter(*args)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert doc["metrics"]["ttft_ns"] is None and doc["metrics"]["tpot_ns"] is None
+    assert doc["metrics"]["tokens_per_second"] > 0
+    assert doc["sut"]["params"]["stream"] is False
+    assert {"api", "max_tokens"} <= set(doc["sut"]["params"])
+    assert "n/a (answers not streamed)" in result.stdout

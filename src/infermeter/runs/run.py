@@ -169,6 +169,7 @@ def execute(
     checks: dict[str, Any] | None = None
     with _opened(create_sut(request.sut, context)) as sut:
         checks = _before_load(request, bench.name, sut, settings, qsl, on_note)
+        streamed = bool(getattr(sut, "streams", True))
         scraper = _start_scraper(request, sut, context.options, clock, on_note)
         with CpuMeter() as meter:
             sampler.start()
@@ -199,7 +200,7 @@ def execute(
     if client.stats is not None:
         meta["sut"]["stats"] = client.stats
     if client.params:
-        meta["sut"]["params"] = {**client.params, **meta["sut"]["params"]}
+        meta["sut"]["params"] = {**meta["sut"]["params"], **client.params}
     meta["token_counts"], estimate = token_counts(client.stats)
     warnings += estimate
     if checks is not None:
@@ -212,6 +213,10 @@ def execute(
         )
     if scraper is not None and isinstance(outcome, RunOutcome):
         document = _add_server_metrics(folder, document, scraper, outcome, sut)
+    if not streamed and "tokens_per_second" in document.get("metrics", {}):
+        # Whole answers: TTFT and TPOT were not measured (null, never a number).
+        metrics = {**document["metrics"], "ttft_ns": None, "tpot_ns": None}
+        document = update_run_json(folder, metrics=metrics)
     if settings.mode in (Mode.ACCURACY_ONLY, Mode.SUBMISSION_RUN):
         document = update_run_json(folder, accuracy=_score_accuracy(folder, bench, qsl))
     if request.index:
