@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from infermeter.errors import ConfigError
 from infermeter.loadgen.engine import StopSignal
 from infermeter.loadgen.interfaces import QuerySampleLibrary, SystemUnderTest
 from infermeter.loadgen.settings import EffectiveSettings, Scenario
+from infermeter.runs.folder import update_run_json
 from infermeter.runs.preflight import preflight
 from infermeter.suts.openai_options import config_from_options, prompts_for
 from infermeter.suts.token_count import describe, is_estimate
@@ -95,6 +97,14 @@ def _duration(seconds: float) -> str:
     if minutes < 60:
         return f"{minutes} min"
     return f"{minutes // 60} h {minutes % 60} min"
+
+
+def mark_unmeasured(folder: Path, document: dict[str, Any]) -> dict[str, Any]:
+    """A token run answered whole: TTFT and TPOT were not measured (null, never a number)."""
+    if "tokens_per_second" not in document.get("metrics", {}):
+        return document
+    metrics = {**document["metrics"], "ttft_ns": None, "tpot_ns": None}
+    return update_run_json(folder, metrics=metrics)
 
 
 def token_counts(

@@ -23,6 +23,7 @@ from infermeter.runs.client import ClientReport, collect
 from infermeter.runs.folder import default_run_dir, update_run_json, write_run_folder
 from infermeter.runs.guard import (
     check_endpoint,
+    mark_unmeasured,
     planned_run,
     refuse_unmeasurable,
     token_counts,
@@ -197,14 +198,7 @@ def execute(
     meta["client"] = client.certification
     if client.fleet is not None:
         meta["fleet"] = client.fleet
-    if client.stats is not None:
-        meta["sut"]["stats"] = client.stats
-    if client.params:
-        meta["sut"]["params"] = {**meta["sut"]["params"], **client.params}
-    meta["token_counts"], estimate = token_counts(client.stats)
-    warnings += estimate
-    if checks is not None:
-        meta["preflight"] = checks
+    warnings += _client_meta(meta, client, checks)
     if isinstance(outcome, OfficialOutcome):
         document = write_official_folder(folder, outcome, meta=meta)
     else:
@@ -213,15 +207,28 @@ def execute(
         )
     if scraper is not None and isinstance(outcome, RunOutcome):
         document = _add_server_metrics(folder, document, scraper, outcome, sut)
-    if not streamed and "tokens_per_second" in document.get("metrics", {}):
-        # Whole answers: TTFT and TPOT were not measured (null, never a number).
-        metrics = {**document["metrics"], "ttft_ns": None, "tpot_ns": None}
-        document = update_run_json(folder, metrics=metrics)
+    if not streamed:
+        document = mark_unmeasured(folder, document)
     if settings.mode in (Mode.ACCURACY_ONLY, Mode.SUBMISSION_RUN):
         document = update_run_json(folder, accuracy=_score_accuracy(folder, bench, qsl))
     if request.index:
         warnings += _index(folder, request.store)
     return RunReport(outcome, folder, document, warnings)
+
+
+def _client_meta(
+    meta: dict[str, Any], client: ClientReport, checks: dict[str, Any] | None
+) -> list[str]:
+    """The SUT's counters, effective settings, token-count source and preflight
+    into run.json; returns the warning an estimated token count earns."""
+    if client.stats is not None:
+        meta["sut"]["stats"] = client.stats
+    if client.params:
+        meta["sut"]["params"] = {**meta["sut"]["params"], **client.params}
+    meta["token_counts"], estimate = token_counts(client.stats)
+    if checks is not None:
+        meta["preflight"] = checks
+    return estimate
 
 
 def _start_scraper(
