@@ -164,6 +164,14 @@ def test_nothing_connected_blames_neither_rates_nor_the_client(tmp_path: Path) -
     assert not any("Increase" in r or "QPS" in r for r in reasons), reasons
     assert "client may be the bottleneck" not in result.stderr
     assert "cannot connect" in " ".join(reasons)
+    # The report draws no empty axes for it: the failures say why.
+    page = tmp_path / "report.html"
+    report = _infermeter(
+        "report", str(tmp_path / "run"), "-o", str(page), "--no-compare"
+    )
+    assert report.returncode == 0, report.stderr
+    html = page.read_text()
+    assert 'class="chart" id="run0-' not in html and "cannot connect" in html
 
 
 def test_an_endpoint_that_dies_mid_run_ends_the_run(tmp_path: Path) -> None:
