@@ -6,7 +6,7 @@ PIP := $(PY) -m pip
 # CPU build; an unpinned torch pulls several GB of CUDA wheels.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: run test lint typecheck venv dev clean
+.PHONY: run test lint typecheck venv dev clean coefficients
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,12 @@ typecheck: $(VENV)/.dev-installed
 
 test: $(VENV)/.dev-installed lint typecheck
 	$(VENV)/bin/python -m pytest -q
+
+# Refit the performance model's shipped coefficients from ../shared (docs/perfmodel.md).
+COEFFICIENTS := src/infermeter/perfmodel/data/coefficients.json
+coefficients: $(VENV)/.installed
+	$(VENV)/bin/infermeter model calibrate --results v4.1 --holdout none --write $(COEFFICIENTS)
+	$(VENV)/bin/infermeter model calibrate --results v4.1 --results v5.1 --holdout none --write $(COEFFICIENTS)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

@@ -12,6 +12,12 @@ from throwaway venvs (see --peers); a peer that cannot run is skipped with the
 reason. Also measures infermeter's issue and send lateness at 1,000 req/s.
 
     python benchmarks/client_overhead.py --peers /tmp/peers --tokenizer /tmp/peers/tok
+
+One command against inference-perf alone (it needs Python >= 3.12; the
+tokenizer is trained on the spot when the directory is missing):
+
+    python3.12 -m venv /tmp/peers/iperf && /tmp/peers/iperf/bin/pip install inference-perf
+    python benchmarks/client_overhead.py --tools infermeter,inference-perf
 """
 
 from __future__ import annotations
@@ -274,6 +280,36 @@ def lateness_at(url: str, rate: float, requests: int) -> dict[str, Any]:
     }
 
 
+def ensure_tokenizer(path: Path) -> None:
+    """A tiny byte-level BPE in ``path`` (the peers load a Hugging Face tokenizer)."""
+    if (path / "tokenizer.json").exists():
+        return
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=2000,
+        special_tokens=["<s>", "</s>", "<unk>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    text = [m.__doc__ or "" for m in (json, os, subprocess, statistics, argparse)]
+    tok.train_from_iterator(text * 20, trainer=trainer)
+    path.mkdir(parents=True, exist_ok=True)
+    tok.save(str(path / "tokenizer.json"))
+    config = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "bos_token": "<s>",
+        "eos_token": "</s>",
+        "unk_token": "<unk>",
+        "model_max_length": 4096,
+    }
+    (path / "tokenizer_config.json").write_text(json.dumps(config))
+    special = {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}
+    (path / "special_tokens_map.json").write_text(json.dumps(special))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--peers", type=Path, default=Path("/tmp/peers"))
@@ -287,6 +323,7 @@ def main() -> None:
     parser.add_argument("--lateness-rate", type=float, default=1000.0)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
+    ensure_tokenizer(args.tokenizer)
     peers = args.peers
     makers = {
         "infermeter": infermeter_cmd,

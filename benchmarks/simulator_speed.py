@@ -1,14 +1,14 @@
 """Time the serving simulator on the 24,576-sample Llama 2 70B Server run, and judge it.
 
 Run: .venv/bin/python benchmarks/simulator_speed.py
-Simulated (derived) figures; published rates are MLPerf v4.1 results with their IDs.
+Simulated (derived) figures; published rates are MLPerf v5.1 results with their IDs.
 """
 
 from __future__ import annotations
 
 import time
 
-from infermeter.perfmodel.calibrate import default_report
+from infermeter.perfmodel.calibrate import leave_one_system_out, load_results
 from infermeter.perfmodel.simulator import simulate_server
 from infermeter.perfmodel.specs import get_workload
 from infermeter.perfmodel.systems import build_system
@@ -16,13 +16,17 @@ from infermeter.perfmodel.verdict import judge_workload
 
 N = 24_576
 WL = get_workload("llama2-70b")
-PUBLISHED = [("v4.1-0043", "h100-sxm", 21605.8), ("v4.1-0048", "h200", 29228.2)]
+PUBLISHED = [("5.1-0049", "h200-sxm", 33164.4), ("5.1-0069", "b200", 99123.0)]
 
 
 def main() -> None:
     start = time.perf_counter()
-    default_report()
-    print(f"calibration (176 rows, leave-one-out): {time.perf_counter() - start:.2f} s")
+    rows = load_results(["v4.1", "v5.1"])
+    v = leave_one_system_out(rows)
+    print(
+        f"calibration ({len(v.predictions)} rows, leave-one-system-out): "
+        f"{time.perf_counter() - start:.2f} s"
+    )
     for rid, acc, tokens_s in PUBLISHED:
         system = build_system(acc, 8, "llama2-70b")
         for mult in (1.0, 1.3):

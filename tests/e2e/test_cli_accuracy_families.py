@@ -30,6 +30,7 @@ FAMILIES = {
     "mixtral-8x7b": ("gsm8k", 100.0, None),
     "deepseek-r1": ("exact_match", 100.0, None),
     "llama3.1-405b": ("exact_match", 100.0, None),
+    "qwen3-vl-235b-a22b": ("f1_hierarchical", 1.0, None),
 }
 
 

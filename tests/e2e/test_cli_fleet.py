@@ -59,6 +59,10 @@ def test_run_over_two_replicas_counts_each(
     if routing != "prefix":  # synthetic prompts share no prefix: both replicas work
         assert min(served) > 0
     assert all(r["ttft_ms"]["p90"] >= 0 for r in rows if r["completed"])
+    # Each replica's own /metrics was scraped and is named by its replica.
+    sources = doc["server_metrics"]["sources"]
+    assert [src["replica"] for src in sources] == [s.url for s in fleet]
+    assert all(src["url"].endswith("/metrics") for src in sources)
     report = tmp_path / "r.html"
     result = CliRunner().invoke(app, ["report", str(out), "-o", str(report)])
     assert result.exit_code == 0, result.output

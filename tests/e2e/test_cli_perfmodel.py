@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from typer.testing import CliRunner
 
@@ -19,7 +20,9 @@ def test_plan_json_lists_options_and_infeasible_types() -> None:
             "--accelerator",
             "h100-sxm",
             "--accelerator",
-            "tpu-v5e",
+            "l4",
+            "--tokens-per-user",
+            "60",
             "--isl",
             "1000",
             "--osl",
@@ -30,25 +33,86 @@ def test_plan_json_lists_options_and_infeasible_types() -> None:
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
     by = {o["accelerator"]: o for o in data["options"]}
-    assert by["h100-sxm"]["feasible"] and by["h100-sxm"]["accelerators"] == 2
-    assert not by["tpu-v5e"]["feasible"]
+    assert by["h100-sxm"]["feasible"] and by["h100-sxm"]["tp"] >= 1
+    assert not by["l4"]["feasible"] and "ms per token" in by["l4"]["reason"]
 
 
 def test_plan_table_and_bad_input() -> None:
-    ok = runner.invoke(app, ["plan", "--accelerator", "h200"])
-    assert ok.exit_code == 0 and "h200" in ok.output and "derived" in ok.output
+    ok = runner.invoke(app, ["plan", "--accelerator", "NVIDIA H200"])
+    assert ok.exit_code == 0 and "h200-sxm" in ok.output and "derived" in ok.output
+    unknown = runner.invoke(app, ["plan", "--accelerator", "h300"])
+    assert unknown.exit_code != 0
+    assert "Unknown accelerator 'h300'. Known:" in str(unknown.exception)
     bad = runner.invoke(app, ["plan", "--users", "0"])
     assert bad.exit_code != 0
     assert "--users must be >= 1" in str(bad.exception)
 
 
-def test_model_calibrate_reports_both_errors() -> None:
-    res = runner.invoke(app, ["model", "calibrate", "--no-rows", "--json"])
+def test_model_predict_and_calibrate_on_a_small_file(tmp_path: Path) -> None:
+    rows = []
+    for rid, acc, count, value in (
+        ("5.1-0001", "NVIDIA H100-SXM-80GB", 8, 30000.0),
+        ("5.1-0002", "NVIDIA H200-SXM-141GB", 8, 35000.0),
+        ("5.1-0003", "Acme Thinker 9000", 8, 1000.0),
+    ):
+        for scenario, scale in (("Offline", 1.0), ("Server", 0.95)):
+            rows.append(
+                {
+                    "ID": rid,
+                    "version": "v5.1",
+                    "Category": "closed",
+                    "Suite": "datacenter",
+                    "Model": "llama2-70b-99",
+                    "Scenario": scenario,
+                    "Nodes": 1,
+                    "Accelerator": acc,
+                    "a#": count,
+                    "Software": "TensorRT 10.11",
+                    "weight_data_types": "fp8",
+                    "Performance_Result": value * scale,
+                    "Performance_Units": "Tokens/s",
+                }
+            )
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps(rows))
+    res = runner.invoke(
+        app, ["model", "predict", "--results", str(path), "--fit", "v4.1", "--json"]
+    )
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
-    assert data["loo_median_abs_error"] < 0.15
-    assert data["uncalibrated_median_abs_error"] > data["loo_median_abs_error"]
-    assert all(r["result_id"].startswith("v4.1-") for r in data["per_row"])
+    assert (data["rows"], data["modelled"]) == (6, 4)
+    assert data["not_modelled"][0]["reason"].startswith("no spec for accelerator")
+    assert data["fit"] == "fitted on v4.1" and "derived" in data["label"]
+    table = runner.invoke(app, ["model", "predict", "--results", str(path)])
+    assert table.exit_code == 0 and "not modelled: 5.1-0003" in table.output
+    out = tmp_path / "fits.json"
+    fit = runner.invoke(
+        app,
+        [
+            "model",
+            "calibrate",
+            "--results",
+            str(path),
+            "--holdout",
+            "none",
+            "--write",
+            str(out),
+        ],
+    )
+    assert fit.exit_code == 0, fit.output
+    assert set(json.loads(out.read_text())["fits"]) == {"v5.1"}
+    again = runner.invoke(
+        app, ["model", "predict", "--results", str(path), "--fit", str(out), "--json"]
+    )
+    assert json.loads(again.output)["fit"] == "fitted on v5.1"
+
+
+def test_wrong_shape_json_is_a_one_line_usage_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"not": "a list"}')
+    res = runner.invoke(app, ["model", "predict", "--results", str(bad)])
+    assert res.exit_code != 0
+    assert "not an MLCommons summary_results.json" in str(res.exception)
 
 
 def test_model_specs_lists_sources() -> None:
@@ -64,6 +128,11 @@ def test_model_specs_lists_sources() -> None:
 
 
 def test_every_new_command_has_examples_in_help() -> None:
-    for args in (["plan"], ["model", "calibrate"], ["model", "specs"]):
+    for args in (
+        ["plan"],
+        ["model", "calibrate"],
+        ["model", "predict"],
+        ["model", "specs"],
+    ):
         res = runner.invoke(app, [*args, "--help"])
         assert res.exit_code == 0 and "Examples" in res.output

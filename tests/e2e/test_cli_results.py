@@ -115,7 +115,7 @@ def test_bad_inputs_raise_the_right_errors(tmp_path):
     good = write_run(tmp_path / "good", gpu={"name": "h300", "count": 1})
     result = runner.invoke(app, ["compare", str(good), "--store", store])
     assert isinstance(result.exception, ConfigError)
-    assert "Unknown GPU 'H300'" in str(result.exception)
+    assert "Unknown GPU 'h300'" in str(result.exception)
 
 
 def test_console_script_prints_one_line_errors(tmp_path):

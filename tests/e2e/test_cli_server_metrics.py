@@ -72,7 +72,8 @@ def test_run_stores_scraped_series_and_report_draws_them(
     result = CliRunner().invoke(app, ["report", str(out), "-o", str(report)])
     assert result.exit_code == 0, result.output
     html = report.read_text()
-    assert "Requests running (server) [vllm:num_requests_running]" in html
+    assert "Requests running (server)" in html
+    assert "requests (vllm:num_requests_running)" in html
     assert "Requests in flight" in html  # the client's view beside it
 
 

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
 import pytest
 
-from infermeter.errors import ConfigError
+from infermeter.errors import ConfigError, SUTError
 from infermeter.runs.load import LoadSpec, run_load
 from infermeter.servers.faults import FaultConfig
 from infermeter.servers.mock import MockConfig, MockProcess
@@ -59,3 +65,109 @@ def test_one_worker_is_the_plain_sut_and_unpicklable_prompts_are_refused() -> No
         MultiProcessHttpSUT(
             OpenAIConfig(url="http://127.0.0.1:9/v1", model="m", workers=2), Local()
         )
+
+
+def _per_worker(stats: dict[str, object]) -> list[int]:
+    clients = stats["clients"]
+    assert isinstance(clients, list)
+    return [int(c["requests"]) for c in clients]
+
+
+def _balanced(counts: list[int], total: int) -> bool:
+    share = total / len(counts)
+    return sum(counts) == total and all(abs(c - share) <= 0.05 * share for c in counts)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        LoadSpec(mode="concurrency", concurrency=8, requests=400),
+        LoadSpec(mode="concurrency", concurrency=1, requests=200),
+        LoadSpec(mode="rate", rate=400.0, requests=400, pattern="poisson"),
+    ],
+    ids=["closed-c8", "closed-c1", "open-poisson"],
+)
+def test_requests_spread_evenly_across_workers(spec: LoadSpec) -> None:
+    cfg = MockConfig(mode="timed", ttft="const:0.002", itl="const:0.0005")
+    with MockProcess(cfg) as url:
+        config = OpenAIConfig(url=url, model="m", workers=2)
+        with MultiProcessHttpSUT(config, SyntheticPrompts(64, output_tokens=4)) as sut:
+            result = run_load(sut, spec, sample_count=64)
+            stats = sut.stats()
+    assert result.metrics.completed == spec.requests
+    assert _balanced(_per_worker(stats), spec.requests), _per_worker(stats)
+
+
+def test_workers_are_ready_before_the_clock_starts_and_their_cpu_is_counted() -> None:
+    cfg = MockConfig(mode="timed", ttft="const:0.001", itl="const:0.0002")
+    with MockProcess(cfg) as url:
+        config = OpenAIConfig(url=url, model="m", workers=2)
+        with MultiProcessHttpSUT(config, SyntheticPrompts(64, output_tokens=8)) as sut:
+            pids = sut.transport.pids()
+            before = [_proc_cpu_s(pid) for pid in pids]
+            spec = LoadSpec(mode="rate", rate=300.0, requests=600)
+            result = run_load(sut, spec, sample_count=64)
+            workers_cpu = sum(
+                _proc_cpu_s(p) - b for p, b in zip(pids, before, strict=True)
+            )
+            ready = [int(c["ready_ns"]) for c in sut.identities]
+    # Same kernel clock as the engine's: every worker was up before the phase began.
+    assert max(ready) < result.phase.start_ns
+    # Self-certification counts the workers' CPU, not only this process's.
+    assert workers_cpu > 0.05
+    assert result.certification.cpu_s >= workers_cpu - 0.05 * len(pids)
+
+
+def _proc_cpu_s(pid: int) -> float:
+    """utime + stime of ``pid`` as the kernel reports it from outside."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_a_worker_killed_mid_run_ends_the_run_at_once_with_its_error() -> None:
+    cfg = MockConfig(mode="timed", ttft="const:0.002", itl="const:0.001")
+    with MockProcess(cfg) as url:
+        config = OpenAIConfig(url=url, model="m", workers=2)
+        with MultiProcessHttpSUT(config, SyntheticPrompts(64, output_tokens=4)) as sut:
+            victim = sut.transport.pids()[1]
+            killed: list[float] = []
+
+            def kill() -> None:
+                killed.append(time.monotonic())
+                os.kill(victim, signal.SIGKILL)
+
+            timer = threading.Timer(1.0, kill)
+            timer.start()
+            # 30 s of arrivals: the run must end long before that.
+            spec = LoadSpec(mode="rate", rate=100.0, requests=3000)
+            result = run_load(sut, spec, sample_count=64)
+            ended = time.monotonic()
+            timer.join()
+    errors = result.phase.errors
+    assert any(
+        "worker 1 died: killed by signal 9" in e and "remote client lost" in e
+        for e in errors
+    ), errors
+    assert result.phase.samples_issued < 3000
+    assert ended - killed[0] < 10.0  # typically well under 1 s; 30 s if it waited
+
+
+class _BreaksOnLoad:
+    """Pickles fine, fails when the worker unpickles it (a broken start-up)."""
+
+    def prompt(self, index: int) -> Prompt:
+        return Prompt(text="x")
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        # Unpickling calls int("prompt file vanished"): a stdlib call, importable anywhere.
+        return (int, ("prompt file vanished",))
+
+
+def test_a_worker_that_dies_at_start_up_is_an_error_not_a_hang() -> None:
+    config = OpenAIConfig(url="http://127.0.0.1:9/v1", model="m", workers=2)
+    started = time.monotonic()
+    with pytest.raises(
+        SUTError, match=r"worker 0 failed to start: ValueError: .*prompt file vanished"
+    ):
+        MultiProcessHttpSUT(config, _BreaksOnLoad())
+    assert time.monotonic() - started < 60.0

@@ -45,6 +45,7 @@ def _register() -> None:
     from infermeter.cli import accuracy as _accuracy  # noqa: F401
     from infermeter.cli import benchmarks as _benchmarks  # noqa: F401
     from infermeter.cli import compare as _compare  # noqa: F401
+    from infermeter.cli import compliance as _compliance  # noqa: F401
     from infermeter.cli import diff as _diff  # noqa: F401
     from infermeter.cli import model as _model  # noqa: F401
     from infermeter.cli import plan as _plan  # noqa: F401
@@ -77,10 +78,25 @@ def _examples_last(command: Any) -> None:
         command.help, command.epilog = text[:start].rstrip(), text[start:]
 
 
+# Options whose value may be left out (the parser needs a value, so it is filled in).
+OPTIONAL_VALUES = {"--ray": "local"}
+
+
+def optional_values(argv: list[str]) -> list[str]:
+    """``--ray`` with no address (last, or before another option) -> ``--ray local``."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        out.append(arg)
+        bare = i + 1 == len(argv) or argv[i + 1].startswith("-")
+        if arg in OPTIONAL_VALUES and bare:
+            out.append(OPTIONAL_VALUES[arg])
+    return out
+
+
 def main() -> None:
     """Entry point of the console script and ``python -m infermeter``."""
     debug = "--debug" in sys.argv or os.environ.get("INFERMETER_DEBUG") == "1"
-    argv = [a for a in sys.argv[1:] if a != "--debug"]
+    argv = optional_values([a for a in sys.argv[1:] if a != "--debug"])
     try:
         # Standalone mode: usage errors print with exit 2, typer.Exit(code) exits.
         build_command()(args=argv, prog_name="infermeter")

@@ -1,11 +1,11 @@
-"""``infermeter model calibrate|specs|simulate``: the performance model's commands."""
+"""``infermeter model calibrate|predict|specs``: the performance model's commands."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -14,90 +14,196 @@ from rich.table import Table
 from infermeter.cli.main import app
 
 Opt = typer.Option
-model_app = typer.Typer(help="The performance model: calibration, specs, simulation.")
+model_app = typer.Typer(help="The performance model: calibration, prediction, specs.")
 app.add_typer(model_app, name="model")
 
+if TYPE_CHECKING:  # the model loads lazily to keep `infermeter --help` fast
+    from infermeter.perfmodel.calibrate import Validation
+    from infermeter.perfmodel.fit import Coefficients
 
-@model_app.command("calibrate")
-def calibrate_command(
-    results: Annotated[
-        Path | None, Opt(help="summary_results.json (default: ../shared v4.1 file).")
-    ] = None,
-    holdout: Annotated[str, Opt(help="Leave out one 'row' or one 'system'.")] = "row",
-    rows: Annotated[bool, Opt(help="Print the per-row table.")] = True,
-    as_json: Annotated[bool, Opt("--json", help="Machine-readable output.")] = False,
-) -> None:
-    """Fit the roofline to published MLPerf LLM rows; report leave-one-out error.
 
-    Falls back to a built-in table of v4.1 headline rows when the file is absent.
-    Predictions are derived figures, not MLPerf results. Examples:
+def _pct(x: float) -> str:
+    return "-" if x != x else f"{x * 100:.1f} %"
 
-      infermeter model calibrate
 
-      infermeter model calibrate --holdout system --no-rows --json
-    """
-    from infermeter.perfmodel.calibrate import default_report
-
-    rep = default_report(results.resolve() if results else None, holdout)
-    summary = {
-        "source": rep.source,
-        "holdout": holdout,
-        "rows": len(rep.rows),
-        "loo_median_abs_error": rep.median_error("loo"),
-        "loo_offline": rep.median_error("loo", "Offline"),
-        "loo_server": rep.median_error("loo", "Server"),
-        "uncalibrated_median_abs_error": rep.median_error("uncalibrated"),
-    }
-    if as_json:
-        per_row = [
-            {
-                "result_id": r.row.result_id,
-                "accelerator": r.row.accelerator,
-                "count": r.row.count,
-                "benchmark": r.row.benchmark,
-                "scenario": r.row.scenario,
-                "published_tokens_s": r.row.tokens_per_s,
-                "uncalibrated": r.uncalibrated,
-                "loo": r.loo,
-            }
-            for r in rep.rows
-        ]
-        typer.echo(json.dumps({**summary, "per_row": per_row}, indent=2))
-        return
+def _print_validation(v: Validation, *, rows: bool) -> None:
     out = Console(highlight=False)
+    out.print(f"{v.name}\nfit: {v.fit_label}")
+    out.print(
+        f"coverage: {len(v.predictions)} of {v.total} rows modelled "
+        f"({_pct(v.coverage)}); predictions are derived, not MLPerf results"
+    )
+    for title, key in (
+        ("per benchmark and scenario", lambda r: f"{r.benchmark} {r.scenario}"),
+        ("per accelerator", lambda r: r.accelerator),
+    ):
+        table = Table("set", "rows", "median |err|", "p90 |err|", "bias", title=title)
+        for s in [*v.by(key), v.overall()]:
+            table.add_row(
+                s.label, str(s.rows), _pct(s.median), _pct(s.p90), _pct(s.bias)
+            )
+        out.print(table)
     if rows:
         table = Table(
             "Result ID",
             "System",
             "Benchmark",
             "Scenario",
-            "Published tok/s",
-            "Roofline",
+            "Published",
+            "Predicted",
             "err",
-            "LOO",
-            "err",
-            title="Published (MLPerf v4.1) vs model (derived)",
+            title="Per row (tokens/s)",
         )
-        for r in rep.rows:
-            p = r.row.tokens_per_s
+        for p in v.predictions:
+            r = p.row
             table.add_row(
-                r.row.result_id,
-                f"{r.row.count}x {r.row.accelerator} {r.row.precision}",
-                r.row.benchmark,
-                r.row.scenario,
-                f"{p:,.0f}",
-                f"{r.uncalibrated:,.0f}",
-                f"{r.uncalibrated / p - 1:+.0%}",
-                f"{r.loo:,.0f}",
-                f"{r.loo / p - 1:+.0%}",
+                r.result_id,
+                f"{r.count}x {r.accelerator} {r.stack} {r.precision}",
+                r.benchmark,
+                r.scenario,
+                f"{r.tokens_per_s:,.0f}",
+                f"{p.predicted:,.0f}",
+                f"{p.error:+.0%}",
             )
         out.print(table)
-    out.print(f"source: {rep.source}; {len(rep.rows)} rows")
-    out.print(
-        f"median abs error: leave-one-out {summary['loo_median_abs_error']:.1%} "
-        f"(Offline {summary['loo_offline']:.1%}, Server {summary['loo_server']:.1%}); "
-        f"uncalibrated roofline {summary['uncalibrated_median_abs_error']:.1%}"
+    for skip in v.skipped:
+        out.print(
+            f"not modelled: {skip.result_id} {skip.benchmark} {skip.scenario} "
+            f"({skip.accelerator}): {skip.reason}",
+            markup=False,
+        )
+
+
+def _emit(v: Validation, *, as_json: bool, rows: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps(v.as_dict(), indent=2))
+    else:
+        _print_validation(v, rows=rows)
+
+
+@model_app.command("predict")
+def predict_command(
+    results: Annotated[
+        list[str],
+        Opt(help="summary_results.json to predict (a path, or a round: v5.1)."),
+    ],
+    fit: Annotated[
+        str,
+        Opt(
+            help="Coefficients: a shipped fit (v4.1, v4.1+v5.1), a coefficients JSON, "
+            "or a summary_results.json to refit on."
+        ),
+    ] = "v4.1+v5.1",
+    rows: Annotated[bool, Opt(help="Print the per-row table.")] = False,
+    as_json: Annotated[bool, Opt("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Predict published rows from a fit that never saw them; error per set.
+
+    Coverage and error per benchmark, scenario and accelerator; every row the
+    model cannot place is listed with the reason. Predictions are derived
+    figures, not MLPerf results. Examples:
+
+      infermeter model predict --results ../shared/data/mlperf/summary_results_v5.1.json --fit v4.1
+
+      infermeter model predict --results v5.1 --fit v4.1 --json
+    """
+    from infermeter.errors import ConfigError
+    from infermeter.perfmodel.calibrate import (
+        calibrate_rows,
+        load_coefficients,
+        load_results,
+        predict_rows,
     )
+
+    target = load_results(results)
+    try:
+        coef = load_coefficients(fit)
+    except ConfigError:
+        fit_rows = load_results([fit])
+        coef = calibrate_rows(
+            fit_rows.rows, f"refitted on {' + '.join(fit_rows.rounds)}"
+        )
+    name = f"predict {' + '.join(target.rounds)} from a fit {coef.label}"
+    _emit(predict_rows(target, coef, name), as_json=as_json, rows=rows)
+
+
+@model_app.command("calibrate")
+def calibrate_command(
+    results: Annotated[
+        list[str] | None,
+        Opt(
+            help="summary_results.json files (paths or rounds; default: v4.1 and v5.1 "
+            "from ../shared)."
+        ),
+    ] = None,
+    holdout: Annotated[
+        str, Opt(help="'system': leave each accelerator x count x stack out; 'none'.")
+    ] = "system",
+    write: Annotated[
+        Path | None,
+        Opt(help="Write (merge) the fitted coefficients into this JSON file."),
+    ] = None,
+    rows: Annotated[bool, Opt(help="Print the per-row table.")] = False,
+    as_json: Annotated[bool, Opt("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Fit the model to published MLPerf LLM rows; leave-one-system-out error.
+
+    Without --results, reads the v4.1 and v5.1 files from ../shared. --write
+    stores the fit (labelled with the rounds read) so that
+    'model predict --fit FILE' uses it. Examples:
+
+      infermeter model calibrate --results v4.1 --results v5.1
+
+      infermeter model calibrate --results v4.1 --holdout none --write fits.json
+    """
+    from infermeter.errors import ConfigError
+    from infermeter.perfmodel.calibrate import (
+        calibrate_rows,
+        coefficients_to_dict,
+        leave_one_system_out,
+        load_results,
+    )
+
+    if holdout not in ("system", "none"):
+        raise ConfigError(f"Unknown --holdout {holdout!r}. Known: system, none.")
+    data = load_results(results or ["v4.1", "v5.1"])
+    coef = calibrate_rows(data.rows)
+    if write is not None:
+        _merge_write(write, coef, data.source)
+    if holdout == "system":
+        _emit(leave_one_system_out(data), as_json=as_json, rows=rows)
+    elif as_json:
+        typer.echo(json.dumps(coefficients_to_dict(coef, [data.source]), indent=2))
+    else:
+        Console(highlight=False).print(
+            f"{coef.label}: {coef.rows} rows, {len(coef.values)} effects"
+        )
+
+
+def _merge_write(path: Path, coef: Coefficients, source: str) -> None:
+    from infermeter.errors import ConfigError
+    from infermeter.perfmodel.calibrate import coefficients_to_dict
+
+    data: dict[str, object] = {"fits": {}}
+    if path.exists():
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ConfigError(
+                f"Cannot read {str(path)!r} to merge into: {exc}."
+            ) from None
+    fits = data.setdefault("fits", {})
+    if not isinstance(fits, dict):
+        raise ConfigError(f"{str(path)!r} is not a coefficients file (no 'fits').")
+    entry = coefficients_to_dict(
+        coef, [Path(s.strip()).name for s in source.split(",")]
+    )
+    fits["+".join(entry["rounds"])] = entry
+    data["note"] = (
+        "Fitted coefficients of infermeter's performance model; regenerate with "
+        "'infermeter model calibrate --results ROUND... --holdout none --write FILE'."
+    )
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
 @model_app.command("specs")
@@ -133,6 +239,7 @@ def specs_command(
             "fp8_tflops",
             "fp4_tflops",
             "tdp_w",
+            "scaleup_domain",
         ]
         if kind == "accelerators"
         else ["key", "params_total", "params_active", "layers", "kv_heads", "experts"]

@@ -84,3 +84,34 @@ def dataset_options(
         num_prefixes=shape.groups,
         conversation_turns=shape.turns if shape.kind == "multi-turn" else 0,
     )
+
+
+HTTP_SUTS = ("openai", "sim")
+
+
+def client_scale(
+    *,
+    sut: str,
+    workers: int | None,
+    ray: str | None = None,
+    ray_actors: int | None = None,
+) -> dict[str, str]:
+    """SUT options for ``--workers`` (client processes) or ``--ray`` (Ray actors)."""
+    if workers is None and ray is None and ray_actors is None:
+        return {}
+    flag = "--workers" if workers is not None else "--ray"
+    if sut not in HTTP_SUTS:
+        raise ConfigError(
+            f"{flag} applies to the HTTP client (--sut openai or sim), not --sut {sut}"
+        )
+    if workers is not None and workers < 1:
+        raise ConfigError(f"--workers must be >= 1 (got {workers}); e.g. --workers 2")
+    if ray_actors is not None and ray is None:
+        raise ConfigError("--ray-actors needs --ray (e.g. --ray --ray-actors 4)")
+    if ray is None:
+        return {"workers": str(workers)}
+    if workers is not None:
+        raise ConfigError("Use --workers or --ray, not both")
+    if ray_actors is not None and ray_actors < 1:
+        raise ConfigError(f"--ray-actors must be >= 1 (got {ray_actors})")
+    return {"ray": ray, "ray_actors": str(ray_actors or 0)}

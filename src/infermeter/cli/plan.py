@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
 from infermeter.cli.main import app
 
@@ -78,7 +78,7 @@ def plan_command(
         )
         return
     table = Table(
-        "Accelerator",
+        Column("Accelerator", no_wrap=True),
         "Prec",
         "TP",
         "Replicas",

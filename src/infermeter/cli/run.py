@@ -9,6 +9,7 @@ import typer
 
 from infermeter.cli.main import EXIT_INVALID, EXIT_OK, app
 from infermeter.cli.options import (
+    client_scale,
     dataset_options,
     metrics_urls,
     parse_duration_ms,
@@ -24,10 +25,15 @@ Examples:
   infermeter run --sut fake --scenario Offline --min-duration 5s
   infermeter run --benchmark resnet50 --scenario SingleStream --sut null --min-duration 1s
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --target-qps 4
+  infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --workers 2
+  infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --ray --ray-actors 2
   infermeter run --sut openai --url http://127.0.0.1:8001/v1 --url http://127.0.0.1:8002/v1 \
                  --routing prefix --model m --target-qps 4    # a fleet of two replicas
   infermeter run --user-conf user.conf --output-dir runs/my-run --json
   infermeter run --engine mlcommons --sut null --scenario Offline   # official LoadGen
+  infermeter run --audit TEST04 --sut audit-fake --benchmark resnet50 --scenario Offline \
+                 --target-qps 20000 --min-duration 1s --min-query-count 1000 \
+                 --sut-opt latency_ms=0.05 --output-dir runs/resnet50-Offline   # MLPerf audit
   infermeter run --metrics-url off                 # do not scrape the server's /metrics
 """
 
@@ -77,6 +83,26 @@ def run_command(
     ] = None,
     api_key_env: Annotated[
         str | None, typer.Option(help="Environment variable holding the API key.")
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            help="HTTP client processes (openai and sim SUTs); each sends an even "
+            "share of the requests. Started before the run's clock."
+        ),
+    ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            metavar="[ADDRESS]",
+            help="Send the load from Ray actors (pip install 'infermeter\\[ray]'). "
+            "--ray alone: a private local cluster on 127.0.0.1; --ray auto: the "
+            "cluster `ray start` runs here; --ray HOST:6379 or ray://HOST:10001.",
+        ),
+    ] = None,
+    ray_actors: Annotated[
+        int | None,
+        typer.Option(help="Ray actors sending the load (default: one per node)."),
     ] = None,
     user_conf: Annotated[
         Path | None, typer.Option(help="MLPerf user.conf applied after mlperf.conf.")
@@ -175,6 +201,17 @@ def run_command(
             "before sending load."
         ),
     ] = True,
+    audit: Annotated[
+        str | None,
+        typer.Option(
+            help="MLPerf audit test TEST01, TEST04 or TEST06: the reference runs, "
+            "the audit run and the verification (see infermeter compliance)."
+        ),
+    ] = None,
+    audit_config: Annotated[
+        Path | None,
+        typer.Option(help="An audit.config applied last, as LoadGen applies it."),
+    ] = None,
 ) -> None:
     """Run a benchmark under MLPerf rules and print its verdict.
 
@@ -187,6 +224,9 @@ def run_command(
     from infermeter.runs.run import RunRequest, execute
 
     options = parse_key_values(sut_opt, flag="--sut-opt")
+    options.update(
+        client_scale(sut=sut, workers=workers, ray=ray, ray_actors=ray_actors)
+    )
     for key, value in (
         ("url", ",".join(url) if url else None),
         ("routing", routing),
@@ -246,6 +286,14 @@ def run_command(
         / 1e9,
         preflight=preflight,
     )
+    if audit is not None:
+        from infermeter.cli.compliance import run_audit_command
+
+        audited = run_audit_command(
+            audit, request, audit_config, json_output=json_output
+        )
+        raise typer.Exit(EXIT_OK if audited.passed else EXIT_INVALID)
+    request.audit_config = audit_config
     report = print_run(request, execute, json_output=json_output)
     valid = report.outcome.valid
     raise typer.Exit(EXIT_INVALID if valid is False else EXIT_OK)

@@ -20,6 +20,10 @@ Examples:
 
   infermeter sweep --url URL --model m --rates 5,10,20 --pattern gamma --burstiness 0.5
 
+  infermeter sweep --url URL --model m --rates 2000,4000 --workers 2
+
+  infermeter sweep --url URL --model m --rates 2000,4000 --ray auto --ray-actors 8
+
   infermeter sweep --url URL --model m --search --ttft-ms 2000 --tpot-ms 200 --duration 30
 
   infermeter sweep --url URL --model m --replay --trace mooncake.jsonl --speed 2
@@ -83,6 +87,22 @@ def sweep_command(
     ] = "random",
     trace: Annotated[Path | None, typer.Option(help="JSONL trace for prompts.")] = None,
     sut_opt: Annotated[list[str], typer.Option("--sut-opt", help="key=value.")] = [],  # noqa: B006
+    workers: Annotated[
+        int | None, typer.Option(help="HTTP client processes (even shares).")
+    ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            metavar="[ADDRESS]",
+            help="Send the load from Ray actors (pip install 'infermeter\\[ray]'). "
+            "--ray alone: a private local cluster on 127.0.0.1; --ray auto: the "
+            "cluster `ray start` runs here; --ray HOST:6379 or ray://HOST:10001.",
+        ),
+    ] = None,
+    ray_actors: Annotated[
+        int | None,
+        typer.Option(help="Ray actors sending the load (default: one per node)."),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of arrivals and prompts.")] = 0,
     out: Annotated[Path | None, typer.Option(help="Folder for the results.")] = None,
     metrics_url: Annotated[
@@ -105,12 +125,20 @@ def sweep_command(
     layout) under --out. infermeter results (unverified). Exit code 1 when no
     request of any point completed, 3 when some point completed none, else 0.
     """
-    from infermeter.cli.options import metrics_urls, parse_duration_ns, parse_key_values
+    from infermeter.cli.options import (
+        client_scale,
+        metrics_urls,
+        parse_duration_ns,
+        parse_key_values,
+    )
     from infermeter.runs.endpoint_sweep import SweepRequest, execute_sweep
     from infermeter.runs.load import LoadSpec
     from infermeter.runs.sweep import Limits
 
     options = parse_key_values(sut_opt, flag="--sut-opt")
+    options.update(
+        client_scale(sut="openai", workers=workers, ray=ray, ray_actors=ray_actors)
+    )
     options.update(url=",".join(url), model=model, api=api, routing=routing)
     if api_key_env:
         options["api_key_env"] = api_key_env

@@ -42,7 +42,7 @@ from infermeter.compat.lg_types import (
     VectorQuerySample,
     VectorQuerySampleResponse,
 )
-from infermeter.loadgen.conf import apply_conf, load_conf_file
+from infermeter.loadgen.conf import AUDIT_WARNING, apply_conf, load_conf_file
 from infermeter.loadgen.logs.detail import DetailLog
 from infermeter.loadgen.logs.files import LogOutput, write_logs
 from infermeter.loadgen.runner import RunOutcome, run_test
@@ -79,10 +79,6 @@ _HANDLES = Handles()
 _TEST_LOCK = threading.Lock()
 _ROUTER: Router | None = None
 DEFER_FULL_GC = True  # set False to keep the interpreter's GC thresholds during tests
-AUDIT_WARNING = (
-    "Found Audit Config file (audit.config). Overriding TestSettings from "
-    "audit.config file."
-)
 
 
 # -- constructing and destroying ---------------------------------------------------

@@ -119,8 +119,13 @@ def run_official(
     trace: bool = False,
     clock: Clock | None = None,
     on_phase: Callable[[str], None] | None = None,
+    audit_config: Path | None = None,
 ) -> OfficialOutcome:
-    """Run ``sut`` on ``qsl`` through the official LoadGen; logs go to ``outdir``."""
+    """Run ``sut`` on ``qsl`` through the official LoadGen; logs go to ``outdir``.
+
+    LoadGen reads an audit.config only from ``audit_config`` (never from the
+    working directory, so that both engines run with the same settings).
+    """
     lg = load_official()
     clock = clock or MonotonicClock()
     settings.validate()
@@ -156,7 +161,11 @@ def run_official(
     )
     try:
         lg.StartTestWithLogSettings(
-            sut_handle, qsl_handle, official_settings(lg, settings), log_settings
+            sut_handle,
+            qsl_handle,
+            official_settings(lg, settings),
+            log_settings,
+            str(audit_config or outdir / "no-audit.config"),
         )
     finally:
         lg.DestroyQSL(qsl_handle)

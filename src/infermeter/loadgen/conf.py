@@ -41,6 +41,11 @@ __all__ = [
 ]
 
 ConfType = Literal["mlperf", "user", "audit"]
+# LoadGen's warning when it applies an audit.config (compliance tests).
+AUDIT_WARNING = (
+    "Found Audit Config file (audit.config). Overriding TestSettings from "
+    "audit.config file."
+)
 # std::istringstream >> splits on the C locale's whitespace only.
 _WHITESPACE = re.compile(r"[ \t\n\v\f\r]+")
 _REJECTS = "LoadGen rejects the whole file (FromConfig returns -EINVAL, -22)"

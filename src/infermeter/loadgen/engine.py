@@ -146,8 +146,12 @@ class _PhaseRunner:
         self.start = 0
         self.stopped = False
         self.crash: BaseException | None = None
+        # A SUT that sends at scheduled times itself (remote clients) asks for
+        # its queries this long before they are due.
+        self.ahead = max(0, int(getattr(sut, "issue_ahead_ns", 0) or 0))
         if stop is not None:
             stop.wake_with(self.sink.wake)
+            stop.wake_with(self.sink.interrupt)
 
     # -- issuing -------------------------------------------------------------------
     def issue(
@@ -172,6 +176,9 @@ class _PhaseRunner:
         self.sut.issue_query(batch, self.sink)
 
     def limits_hit(self, q: int, now: int) -> bool:
+        if self.sink.aborted:  # the SUT ended the phase; its reason is logged
+            self.stopped = True
+            return True
         if self.stop is not None and self.stop.requested:
             self.stopped = True
             self.errors[self.stop.reason or "the run was stopped"] += 1
@@ -199,14 +206,14 @@ class _PhaseRunner:
         self.origin[:] = rel + self.start
         q = 0
         while q < n:
-            due = int(self.origin[q])
+            due = int(self.origin[q]) - self.ahead
             if self.clock.now_ns() < due:
                 self.sleep_until(due)
             now = self.clock.now_ns()
             if self.limits_hit(q, now):
                 return
             window = self.origin[q : q + MAX_BATCH]
-            end = q + int(np.searchsorted(window, now, side="right"))
+            end = q + int(np.searchsorted(window, now + self.ahead, side="right"))
             if self.settings.max_query_count:
                 end = min(end, self.settings.max_query_count)
             if max_async and self.sink.issued - self.sink.done + (end - q) > max_async:
@@ -216,14 +223,11 @@ class _PhaseRunner:
             q = end
 
     def sleep_until(self, due: int) -> None:
-        stop = self.stop
         early = due - STOP_WAKE_MARGIN_NS
-        if (
-            stop is not None
-            and self.clock.now_ns() < early
-            and self.clock.wait_for(stop.event, early)
+        if self.clock.now_ns() < early and self.clock.wait_for(
+            self.sink.interrupt, early
         ):
-            return  # stopped: limits_hit says so next
+            return  # stopped or aborted: limits_hit says so next
         self.clock.sleep_until(due)
 
     def closed_loop(self) -> None:
@@ -259,6 +263,8 @@ class _PhaseRunner:
     def wait_done(self, threshold: int, *, final: bool = False) -> bool:
         timeout = self.settings.requested.completion_timeout_ns
         while not self.sink.arm(threshold):
+            if self.sink.aborted:
+                return False
             if self.stop is not None and self.stop.requested and not final:
                 return True  # limits_hit ends the issuing and logs the reason
             deadline = self.sink.last_progress_ns + timeout

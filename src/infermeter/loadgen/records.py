@@ -110,6 +110,9 @@ class Sink:
         self.last_progress_ns = clock.now_ns()
         self._wake_at = 1 << 62
         self.wake = threading.Event()
+        # Set to wake the issue loop early: by ``abort``, or by a stop signal.
+        self.interrupt = threading.Event()
+        self.aborted = False  # ``abort`` was called: the phase ends now
         self.errors: Counter[str] = Counter()
         self.response_data: dict[int, bytes] = {}
         self.token_data: dict[int, bytes] = {}
@@ -121,8 +124,29 @@ class Sink:
             if self.done >= threshold:
                 return True
             self._wake_at = threshold
-            self.wake.clear()
+            if not self.aborted:
+                self.wake.clear()
             return False
+
+    def abort(self, reason: str) -> None:
+        """End the phase now with ``reason`` as a run error (the run is INVALID).
+
+        For a SUT that can no longer answer (a client process or actor died):
+        the issue loop stops at once instead of waiting out the completion timeout.
+        """
+        with self._lock:
+            self._error(reason, 1)
+            self.aborted = True
+            self.interrupt.set()
+            self.wake.set()
+
+    def mark_issued(self, ids: IdArray, at_ns: Stamps) -> None:
+        """When a SUT that takes queries ahead of time (remote clients) really issued
+        ``ids``: replaces the engine's hand-over stamp, so lateness is the sender's."""
+        ids = np.asarray(ids, dtype=np.int64)
+        with self._lock:
+            mask = (ids >= 0) & (ids < self.issued)
+            self._records.issued_ns[ids[mask]] = _pick(at_ns, mask)
 
     # -- CompletionSink ------------------------------------------------------------
     def first_token(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,10 +88,13 @@ def run_test(
     progress: Progress | None = None,
     on_phase: PhaseHook | None = None,
     stop: StopSignal | None = None,
+    warnings: Sequence[str] = (),
 ) -> RunOutcome:
     """Run one LoadGen test in the mode ``settings.mode`` asks for.
 
     ``stop`` ends the running phase early, INVALID with its reason.
+    ``warnings`` are logged before the settings, where LoadGen logs what it
+    found before the test (the audit.config notice).
     """
     clock = clock or MonotonicClock()
     if (
@@ -115,7 +118,7 @@ def run_test(
         dt.datetime.now(dt.UTC),
     )
     ctx = _Context(sut, qsl, clock, outcome, progress, on_phase, stop=stop)
-    _log_header(ctx, eff)
+    _log_header(ctx, eff, warnings)
     if settings.mode in (Mode.ACCURACY_ONLY, Mode.SUBMISSION_RUN):
         _accuracy(ctx, _with_mode(eff, Mode.ACCURACY_ONLY))
     if settings.mode in (Mode.PERFORMANCE_ONLY, Mode.SUBMISSION_RUN):
@@ -131,7 +134,7 @@ def _with_mode(eff: EffectiveSettings, mode: Mode) -> EffectiveSettings:
     return dataclasses.replace(eff, mode=mode)
 
 
-def _log_header(ctx: _Context, eff: EffectiveSettings) -> None:
+def _log_header(ctx: _Context, eff: EffectiveSettings, warnings: Sequence[str]) -> None:
     log = ctx.outcome.detail
     now = ctx.clock.now_ns()
     from infermeter import __version__
@@ -143,6 +146,8 @@ def _log_header(ctx: _Context, eff: EffectiveSettings) -> None:
     log.log("qsl_name", getattr(ctx.qsl, "name", type(ctx.qsl).__name__), now)
     log.log("qsl_reported_total_count", ctx.qsl.total_sample_count, now)
     log.log("qsl_reported_performance_count", ctx.qsl.performance_sample_count, now)
+    for message in warnings:
+        log.log("warning_generic_message", message, now, kind="warning")
     for key, value in requested_entries(eff.requested) + effective_entries(eff):
         log.log(key, value, now)
 

@@ -1,308 +1,311 @@
-"""Fit efficiency coefficients to published results; leave-one-out error per row.
+"""Calibrate the performance model on published rows and validate it honestly.
 
-Coefficients (compute, memory efficiency and the Server derate) are fitted per
-(accelerator, stack, precision) by least squares on log error, shrunk towards
-the fit of the whole stack, itself shrunk towards a global fit, so a group with
-one row borrows strength from its stack. Each row's throughput is precomputed
-on a coefficient grid, so a fit is a sum of grids and leave-one-out is cheap.
+Two validations, both reported by ``infermeter model``:
+
+- leave-one-round-out: fit on one round (v4.1), predict a later one (v5.1) it
+  has never seen, with its new parts and benchmarks;
+- leave-one-system-out: every row of one accelerator x count x software stack
+  is predicted from a fit that saw none of them (vendors submit near-identical
+  copies of one system, so leaving out one row at a time flatters the model).
+
+The package ships its fitted coefficients (``data/coefficients.json``, labelled
+with the rounds read); ``infermeter model calibrate --write`` regenerates them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from infermeter.errors import ConfigError
-from infermeter.perfmodel.published import PublishedRow, load_rows
-from infermeter.perfmodel.roofline import Efficiency, FloatArray
-from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload
-from infermeter.perfmodel.throughput import SystemSpec, throughput_grid
+from infermeter.perfmodel.fit import (
+    Coefficients,
+    Prepared,
+    fit,
+    predict_log,
+    prepare,
+    scenario_features,
+    speed_features,
+)
+from infermeter.perfmodel.published import (
+    PublishedRow,
+    Rows,
+    Skipped,
+    read_rows,
+    round_file,
+)
+from infermeter.perfmodel.roofline import Efficiency
+from infermeter.perfmodel.specs import get_accelerator, get_workload
 
-ETA_C = np.geomspace(0.05, 1.0, 61)
-# Offline/Server rows are compute-bound: they do not identify the bandwidth
-# efficiency, which stays at its prior (a one-point grid).
-ETA_M = np.asarray([0.9])
-PRIOR = Efficiency(compute=0.6, memory=0.9, server=0.92)
-SHRINK = 1.0  # weight of the prior, in rows' worth of squared log error
-
-WORKLOAD_ROUNDS = 4
-REFERENCE_BENCHMARK = "llama2-70b"
+SHIPPED = "coefficients.json"
+DEFAULT_FIT = "v4.1+v5.1"
 
 
 @dataclass(frozen=True, slots=True)
-class RowResult:
-    """One row's published value and the model's predictions for it."""
+class RowPrediction:
+    """One published row and the model's prediction for it (derived)."""
 
     row: PublishedRow
-    uncalibrated: float
-    loo: float
+    predicted: float
 
     @property
-    def uncalibrated_error(self) -> float:
-        return abs(self.uncalibrated / self.row.tokens_per_s - 1.0)
-
-    @property
-    def loo_error(self) -> float:
-        return abs(self.loo / self.row.tokens_per_s - 1.0)
+    def error(self) -> float:
+        """Signed relative error: predicted / published - 1."""
+        return self.predicted / self.row.tokens_per_s - 1.0
 
 
 @dataclass(frozen=True, slots=True)
-class CalibrationReport:
-    """Leave-one-out results, the fitted coefficients and where the rows came from."""
+class Stats:
+    label: str
+    rows: int
+    median: float
+    p90: float
+    bias: float
 
-    source: str
-    rows: tuple[RowResult, ...]
-    groups: dict[tuple[tuple[str, str, str], str], Efficiency]
-    log_workload: dict[str, float]
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "set": self.label,
+            "rows": self.rows,
+            "median_abs_error": self.median,
+            "p90_abs_error": self.p90,
+            "median_signed_error": self.bias,
+        }
 
-    def median_error(self, which: str, scenario: str | None = None) -> float:
-        """Median absolute percentage error (as a fraction) of ``loo``/``uncalibrated``."""
-        errs = [
-            r.loo_error if which == "loo" else r.uncalibrated_error
-            for r in self.rows
-            if scenario is None or r.row.scenario == scenario
+
+def stats(label: str, preds: Sequence[RowPrediction]) -> Stats:
+    errs = np.asarray([p.error for p in preds])
+    if errs.size == 0:
+        return Stats(label, 0, math.nan, math.nan, math.nan)
+    absolute = np.abs(errs)
+    return Stats(
+        label,
+        int(errs.size),
+        float(np.median(absolute)),
+        float(np.percentile(absolute, 90)),
+        float(np.median(errs)),
+    )
+
+
+@dataclass(frozen=True)
+class Validation:
+    """Predictions of rows the fit never saw, and the rows it could not place."""
+
+    name: str
+    fit_label: str
+    predictions: tuple[RowPrediction, ...]
+    skipped: tuple[Skipped, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def total(self) -> int:
+        return len(self.predictions) + len(self.skipped)
+
+    @property
+    def coverage(self) -> float:
+        return len(self.predictions) / self.total if self.total else math.nan
+
+    def overall(self) -> Stats:
+        return stats("all rows", self.predictions)
+
+    def by(self, key: Callable[[PublishedRow], str]) -> list[Stats]:
+        groups: dict[str, list[RowPrediction]] = {}
+        for p in self.predictions:
+            groups.setdefault(key(p.row), []).append(p)
+        return [stats(k, v) for k, v in sorted(groups.items())]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "validation": self.name,
+            "fit": self.fit_label,
+            "label": "predicted (derived), not MLPerf results",
+            "rows": self.total,
+            "modelled": len(self.predictions),
+            "coverage": self.coverage,
+            "overall": self.overall().as_dict(),
+            "by_benchmark_scenario": [
+                s.as_dict() for s in self.by(lambda r: f"{r.benchmark} {r.scenario}")
+            ],
+            "by_accelerator": [s.as_dict() for s in self.by(lambda r: r.accelerator)],
+            "not_modelled": [
+                {
+                    "result_id": s.result_id,
+                    "benchmark": s.benchmark,
+                    "scenario": s.scenario,
+                    "accelerator": s.accelerator,
+                    "reason": s.reason,
+                }
+                for s in self.skipped
+            ],
+            "per_row": [
+                {
+                    "result_id": p.row.result_id,
+                    "round": p.row.round,
+                    "submitter": p.row.submitter,
+                    "accelerator": p.row.accelerator,
+                    "variant": p.row.variant,
+                    "count": p.row.count,
+                    "stack": p.row.stack,
+                    "precision": p.row.precision,
+                    "benchmark": p.row.benchmark,
+                    "scenario": p.row.scenario,
+                    "published_tokens_s": p.row.tokens_per_s,
+                    "predicted_tokens_s": p.predicted,
+                    "error": p.error,
+                    "flags": p.row.flags,
+                }
+                for p in self.predictions
+            ],
+            "notes": list(self.notes),
+        }
+
+
+# -- reading rows -------------------------------------------------------------
+def load_results(sources: Sequence[str | Path]) -> Rows:
+    """Rows of one or more summary files (a path, or a round name like "v5.1")."""
+    if not sources:
+        raise ConfigError("Pass at least one --results FILE (summary_results.json).")
+    parts = [read_rows(round_file(str(s))) for s in sources]
+    rows = tuple(r for p in parts for r in p.rows)
+    skipped = tuple(s for p in parts for s in p.skipped)
+    rounds = tuple(sorted({r for p in parts for r in p.rounds}))
+    return Rows(rows, skipped, rounds, ", ".join(p.source for p in parts))
+
+
+def _unplaced(failed: Sequence[tuple[PublishedRow, str]]) -> tuple[Skipped, ...]:
+    return tuple(
+        Skipped(r.result_id, r.benchmark, r.scenario, r.accelerator, why)
+        for r, why in failed
+    )
+
+
+# -- fitting and validating -----------------------------------------------------
+def calibrate_rows(rows: Sequence[PublishedRow], label: str = "") -> Coefficients:
+    """Coefficients fitted on every row the physics can place."""
+    prepared, _ = prepare(rows)
+    return fit(prepared, label=label)
+
+
+def predict_rows(rows: Rows, coef: Coefficients, name: str = "") -> Validation:
+    """Predict every row of ``rows`` with ``coef`` (a fit that never saw them)."""
+    prepared, failed = prepare(rows.rows)
+    preds = tuple(
+        RowPrediction(p.row, math.exp(predict_log(p, coef))) for p in prepared
+    )
+    name = name or f"predict {', '.join(rows.rounds)} from a fit {coef.label}"
+    return Validation(name, coef.label, preds, rows.skipped + _unplaced(failed))
+
+
+def leave_one_system_out(rows: Rows) -> Validation:
+    """Each accelerator x count x stack predicted by a fit without any of its rows."""
+    prepared, failed = prepare(rows.rows)
+    full = fit(prepared)
+    preds: list[RowPrediction] = []
+    for key in sorted({p.row.system_key for p in prepared}):
+        train = [p for p in prepared if p.row.system_key != key]
+        coef = fit(train, start=full)
+        preds += [
+            RowPrediction(p.row, math.exp(predict_log(p, coef)))
+            for p in prepared
+            if p.row.system_key == key
         ]
-        return float(np.median(errs)) if errs else float("nan")
-
-    def error_band(self) -> tuple[float, float]:
-        """10th and 90th percentile of published/LOO-predicted: a prediction band."""
-        ratios = [r.row.tokens_per_s / r.loo for r in self.rows]
-        lo, hi = np.percentile(ratios, [10, 90])
-        return float(lo), float(hi)
-
-
-@dataclass(frozen=True, slots=True)
-class _Prepared:
-    row: PublishedRow
-    log_obs: float
-    log_grid: (
-        FloatArray  # log tokens/s before the Server derate, (len ETA_C, len ETA_M)
+    rounds = " + ".join(rows.rounds)
+    return Validation(
+        f"leave-one-system-out over {rounds} (accelerator x count x stack held out)",
+        f"refit without each system ({len(prepared)} rows, {rounds})",
+        tuple(sorted(preds, key=lambda p: (p.row.result_id, p.row.benchmark))),
+        rows.skipped + _unplaced(failed),
     )
 
 
-def _system(row: PublishedRow) -> SystemSpec:
-    return SystemSpec(
-        get_accelerator(row.accelerator),
-        row.count,
-        get_model(row.benchmark),
-        row.precision,
-    )
-
-
-def _prepare(rows: Sequence[PublishedRow]) -> list[_Prepared]:
-    out = []
-    for row in rows:
-        try:
-            grid = throughput_grid(
-                _system(row),
-                get_workload(row.benchmark),
-                row.scenario,
-                PRIOR,
-                ETA_C[:, None],
-                ETA_M[None, :],
-            )
-        except ConfigError:
-            continue  # the model cannot place this system (e.g. does not fit)
-        with np.errstate(divide="ignore"):
-            log_grid = np.log(grid)
-        out.append(_Prepared(row, float(np.log(row.tokens_per_s)), log_grid))
-    return out
-
-
-def _fit(
-    train: Sequence[_Prepared], prior: Efficiency, log_w: dict[str, float]
-) -> Efficiency:
-    """Minimise squared log error plus a squared log distance to ``prior``."""
-    lc, lm = np.log(ETA_C)[:, None], np.log(ETA_M)[None, :]
-    loss = SHRINK * (lc - np.log(prior.compute)) ** 2
-    loss = loss + SHRINK * (lm - np.log(prior.memory)) ** 2
-    server = [p for p in train if p.row.scenario == "Server"]
-    with np.errstate(invalid="ignore"):
-        for p in train:
-            if p.row.scenario == "Offline":
-                loss = (
-                    loss
-                    + (p.log_grid + log_w.get(p.row.benchmark, 0.0) - p.log_obs) ** 2
-                )
-        # The Server derate has a closed-form optimum at each grid point.
-        resid = sum(
-            (p.log_obs - p.log_grid - log_w.get(p.row.benchmark, 0.0) for p in server),
-            np.zeros_like(loss),
-        )
-        log_s = (resid + SHRINK * np.log(prior.server)) / (len(server) + SHRINK)
-        for p in server:
-            w = log_w.get(p.row.benchmark, 0.0)
-            loss = loss + (p.log_grid + w + log_s - p.log_obs) ** 2
-        loss = loss + SHRINK * (log_s - np.log(prior.server)) ** 2
-    loss = np.where(np.isfinite(loss), loss, np.inf)
-    i, j = np.unravel_index(int(np.argmin(loss)), loss.shape)
-    return Efficiency(
-        compute=float(ETA_C[i]),
-        memory=float(ETA_M[j]),
-        server=float(np.exp(log_s[i, j])),
-    )
-
-
-def _fit_groups(
-    groups: set[tuple[str, str, str]],
-    train: Sequence[_Prepared],
-    log_w: dict[str, float],
-) -> dict[tuple[str, str, str], Efficiency]:
-    """Global fit, then each stack+precision, then each group, each shrunk to the last."""
-    top = _fit(train, PRIOR, log_w)
-    stacks: dict[tuple[str, str], Efficiency] = {}
-    out = {}
-    for group in sorted(groups):
-        _, stack, precision = group
-        key = (stack, precision)
-        same_stack = [p for p in train if (p.row.stack, p.row.precision) == key]
-        if key not in stacks:
-            stacks[key] = _fit(same_stack, top, log_w) if same_stack else top
-        same_group = [p for p in same_stack if p.row.group == group]
-        out[group] = _fit(same_group, stacks[key], log_w) if same_group else stacks[key]
-    return out
-
-
-Group = tuple[str, str, str]
-
-
-@dataclass(frozen=True, slots=True)
-class Fit:
-    """Coefficients per group and per (group, benchmark), and a workload factor
-    per benchmark (log)."""
-
-    groups: dict[Group, Efficiency]
-    by_benchmark: dict[tuple[Group, str], Efficiency]
-    log_workload: dict[str, float]
-    train: tuple[_Prepared, ...]
-
-    def efficiency(self, group: Group, benchmark: str | None = None) -> Efficiency:
-        """The most specific coefficients there are rows for."""
-        if benchmark is not None and (group, benchmark) in self.by_benchmark:
-            return self.by_benchmark[(group, benchmark)]
-        if group in self.groups:
-            return self.groups[group]
-        return _fit_groups({group}, self.train, self.log_workload)[group]
-
-
-def _initial_workload(train: Sequence[_Prepared]) -> dict[str, float]:
-    """Start each benchmark at its median log residual at the prior, relative to the
-    reference benchmark, so the alternation starts near its fixed point."""
-    i = int(np.argmin(np.abs(ETA_C - PRIOR.compute)))
-    med: dict[str, list[float]] = {}
-    for p in train:
-        med.setdefault(p.row.benchmark, []).append(p.log_obs - float(p.log_grid[i, 0]))
-    ref = float(np.median(med.get(REFERENCE_BENCHMARK, [0.0])))
+# -- shipped coefficients -----------------------------------------------------
+def coefficients_to_dict(coef: Coefficients, sources: Sequence[str]) -> dict[str, Any]:
     return {
-        b: float(np.median(r)) - ref for b, r in med.items() if b != REFERENCE_BENCHMARK
+        "label": coef.label,
+        "rounds": list(coef.rounds),
+        "rows": coef.rows,
+        "sources": list(sources),
+        "values": dict(sorted(coef.values.items())),
     }
 
 
-def _fit_all(train: Sequence[_Prepared]) -> Fit:
-    """Alternate group fits and per-benchmark workload factors (llama2-70b is the
-    reference at 1.0); the factors absorb the unpublished mean input lengths."""
-    log_w = _initial_workload(train)
-    groups: dict[tuple[str, str, str], Efficiency] = {}
-    for _ in range(WORKLOAD_ROUNDS):
-        groups = _fit_groups({p.row.group for p in train}, train, log_w)
-        sums: dict[str, list[float]] = {}
-        for p in train:
-            eff = groups[p.row.group]
-            resid = p.log_obs - np.log(_predict(p, eff, {}))
-            sums.setdefault(p.row.benchmark, []).append(float(resid))
-        log_w = {
-            b: 0.0 if b == REFERENCE_BENCHMARK else sum(r) / (len(r) + SHRINK)
-            for b, r in sums.items()
-        }
-    # Last level: a benchmark on a group, shrunk towards the group.
-    by_bench = {}
-    for key in {(p.row.group, p.row.benchmark) for p in train}:
-        rows = [p for p in train if (p.row.group, p.row.benchmark) == key]
-        by_bench[key] = _fit(rows, groups[key[0]], log_w)
-    return Fit(groups, by_bench, log_w, tuple(train))
+def coefficients_from_dict(d: dict[str, Any]) -> Coefficients:
+    try:
+        return Coefficients(
+            {str(k): float(v) for k, v in d["values"].items()},
+            int(d["rows"]),
+            tuple(str(r) for r in d["rounds"]),
+            str(d["label"]),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise ConfigError(
+            "Coefficient file entry lacks label/rounds/rows/values; regenerate it "
+            "with 'infermeter model calibrate --results FILE --write PATH'."
+        ) from None
 
 
-def _predict(p: _Prepared, eff: Efficiency, log_w: dict[str, float]) -> float:
-    i = int(np.argmin(np.abs(ETA_C - eff.compute)))
-    j = int(np.argmin(np.abs(ETA_M - eff.memory)))
-    derate = eff.server if p.row.scenario == "Server" else 1.0
-    w = np.exp(log_w.get(p.row.benchmark, 0.0))
-    return float(np.exp(p.log_grid[i, j])) * derate * float(w)
-
-
-def _uncalibrated(p: _Prepared) -> float:
-    one = np.asarray([1.0])
-    base = Efficiency()
-    grid = throughput_grid(
-        _system(p.row),
-        get_workload(p.row.benchmark),
-        p.row.scenario,
-        base,
-        one * base.compute,
-        one * base.memory,
+@lru_cache(maxsize=1)
+def shipped() -> dict[str, Coefficients]:
+    """The fits that ship with the package, by the rounds they were fitted on."""
+    text = (
+        resources.files("infermeter.perfmodel")
+        .joinpath("data")
+        .joinpath(SHIPPED)
+        .read_text()
     )
-    return float(grid[0])
+    data = json.loads(text)
+    return {k: coefficients_from_dict(v) for k, v in data["fits"].items()}
 
 
-HOLDOUTS = ("row", "system")
-
-
-def calibrate(
-    rows: Sequence[PublishedRow], source: str, holdout: str = "row"
-) -> CalibrationReport:
-    """Fit on ``rows`` and predict each one from a fit that left it out.
-
-    ``holdout="row"`` leaves out one row (one scenario of one system);
-    ``holdout="system"`` leaves out every row of the row's result ID, so the
-    same system's other scenario and benchmarks cannot help predict it.
-    """
-    if holdout not in HOLDOUTS:
-        raise ConfigError(f"Unknown holdout {holdout!r}. Known: {', '.join(HOLDOUTS)}.")
-    prepared = _prepare(rows)
-    if len(prepared) < 2:
-        raise ConfigError("Calibration needs at least two usable published rows.")
-    results = []
-    for k, p in enumerate(prepared):
-        if holdout == "row":
-            train = prepared[:k] + prepared[k + 1 :]
-        else:
-            train = [q for q in prepared if q.row.result_id != p.row.result_id]
-        fit = _fit_all(train)
-        eff = fit.efficiency(p.row.group, p.row.benchmark)
-        loo = _predict(p, eff, fit.log_workload)
-        results.append(RowResult(p.row, _uncalibrated(p), loo))
-    full = _fit_all(prepared)
-    return CalibrationReport(
-        source, tuple(results), full.by_benchmark, full.log_workload
+def load_coefficients(name: str = DEFAULT_FIT) -> Coefficients:
+    """A shipped fit by its rounds ("v4.1", "v4.1+v5.1") or a coefficients JSON file."""
+    fits = shipped()
+    key = "+".join(t if t.startswith("v") else f"v{t}" for t in name.split("+"))
+    if key in fits:
+        return fits[key]
+    path = Path(name)
+    if path.suffix == ".json" and path.exists():
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ConfigError(f"Cannot read coefficients {name!r}: {exc}.") from None
+        if isinstance(data, dict) and "fits" in data:
+            data = next(iter(data["fits"].values()))
+        if not isinstance(data, dict):
+            raise ConfigError(f"{name!r} is not a coefficients file.")
+        return coefficients_from_dict(data)
+    raise ConfigError(
+        f"No fit named {name!r}. Shipped: {', '.join(sorted(fits))}; or pass a "
+        "summary_results.json to refit."
     )
 
 
-@lru_cache(maxsize=4)
-def default_report(path: Path | None = None, holdout: str = "row") -> CalibrationReport:
-    """The calibration on the v4.1 file (or the built-in table), computed once."""
-    rows, source = load_rows(path)
-    return calibrate(rows, source, holdout)
-
-
-@lru_cache(maxsize=4)
-def default_fit(path: Path | None = None) -> Fit:
-    """Coefficients fitted on every published row (no leave-one-out)."""
-    rows, _ = load_rows(path)
-    return _fit_all(_prepare(rows))
-
-
+# -- coefficients for one system (planner, system builder, serve-sim) ----------
 def efficiency_for(
     accelerator: str,
     precision: str,
     *,
     stack: str = "trt-llm",
-    benchmark: str | None = None,
-    path: Path | None = None,
+    benchmark: str = "llama2-70b",
+    coefficients: Coefficients | None = None,
 ) -> Efficiency:
-    """Calibrated coefficients of a group (and benchmark, where it has rows);
-    a group without rows borrows its stack's."""
-    return default_fit(path).efficiency((accelerator, stack, precision), benchmark)
+    """Calibrated efficiency of one system: the fitted speed folded into compute and
+    memory efficiency, the Server derate in ``server``."""
+    coef = coefficients or load_coefficients()
+    acc = get_accelerator(accelerator)
+    wl = get_workload(benchmark)
+    prec = precision if acc.supports(precision) else acc.lowest_precision()
+    speed = math.exp(coef.log_speed(speed_features(acc.key, stack, prec, wl.key)))
+    derate = math.exp(coef.log_derate(scenario_features("Server", stack, wl.key)))
+    return Efficiency(server=derate).scaled(speed)
+
+
+def prepared_rows(rows: Sequence[PublishedRow]) -> list[Prepared]:
+    return prepare(rows)[0]

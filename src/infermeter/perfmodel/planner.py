@@ -1,42 +1,48 @@
-"""Capacity planner: the cheapest (precision, TP, replicas) per accelerator meeting targets.
+"""Capacity planner: the cheapest (precision, replica shape, replicas) per accelerator.
 
 For ``users`` concurrent streams at ``tokens_per_user`` tok/s each (TPOT target
 ``1 / tokens_per_user``), a replica carries the largest batch whose steady-state
 step (decode plus the amortised prefill of arriving prompts) meets the TPOT
-target and whose KV cache holds it; replicas = ceil(users / batch) (spec
-section 3.1 "Serving"). Costs and energy are derived figures, not measurements.
+target with the p99 headroom and whose KV cache holds it, at the calibrated
+speed of that part, stack and benchmark; the Server derate applies. Memory and
+step time are MoE-aware: expert parallelism keeps one copy of the experts per
+replica and a copy of the attention per accelerator. Replicas = ceil(demand /
+replica throughput) (spec section 3.1 "Serving"). Costs and energy are derived
+figures, not measurements.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-import numpy as np
-
 from infermeter.errors import ConfigError
-from infermeter.perfmodel.calibrate import default_report, efficiency_for
-from infermeter.perfmodel.roofline import (
-    Deployment,
-    Efficiency,
-    FloatArray,
-    prefill_s,
-    step_time_s,
-)
+from infermeter.perfmodel.calibrate import efficiency_for
+from infermeter.perfmodel.roofline import Deployment, Efficiency, prefill_s
 from infermeter.perfmodel.specs import (
     Accelerator,
     ModelArch,
+    Workload,
     accelerators,
     get_accelerator,
     get_model,
     get_workload,
 )
+from infermeter.perfmodel.throughput import (
+    SystemSpec,
+    deployments,
+    replica_throughput,
+)
 
-TP_SIZES = (1, 2, 4, 8)
 PRECISIONS = ("fp4", "fp8", "fp16")
+MAX_ACCELERATORS = 4096
+# Published / predicted throughput of the planner's calibration rows, 10th and
+# 90th percentile (leave-one-system-out): the band of the accelerator count.
+BAND = (0.8, 1.25)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +69,20 @@ class Targets:
                 f"--isl and --osl must be >= 1 (got {self.isl}, {self.osl})."
             )
 
+    @property
+    def tokens_per_s(self) -> float:
+        return self.users * self.tokens_per_user
+
+    def workload(self, base: Workload) -> Workload:
+        """The benchmark's workload with these lengths and bounds (spread kept)."""
+        return dataclasses.replace(
+            base,
+            isl_mean=float(self.isl),
+            osl_mean=float(self.osl),
+            ttft_ms=self.ttft_ms,
+            tpot_ms=1000.0 / self.tokens_per_user,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Option:
@@ -81,6 +101,7 @@ class Option:
     usd_per_mtok: float | None
     tokens_per_joule: float | None
     accelerators_band: tuple[int, int]
+    expert_parallel: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,90 +114,103 @@ class Infeasible:
 
 @lru_cache(maxsize=1)
 def prices() -> dict[str, tuple[float, str, str]]:
-    """$/accelerator-hour, source and date per accelerator (a dated snapshot)."""
+    """$/accelerator-hour, source and date per accelerator: the first on-demand offer
+    of the one price table (``data/prices.toml``, a dated snapshot)."""
     text = (
         resources.files("infermeter.perfmodel")
         .joinpath("data")
         .joinpath("prices.toml")
         .read_text()
     )
-    return {
-        k: (float(v["usd_per_hour"]), str(v["source"]), str(v["date"]))
-        for k, v in tomllib.loads(text).items()
-    }
+    out: dict[str, tuple[float, str, str]] = {}
+    for offer in tomllib.loads(text).get("offer", []):
+        if offer.get("price_type") == "on-demand":
+            out.setdefault(
+                str(offer["gpu"]),
+                (
+                    float(offer["usd_per_gpu_hour"]),
+                    str(offer.get("source", "")),
+                    str(offer.get("retrieved_at", "")),
+                ),
+            )
+    return out
 
 
-def _steady_step_s(
-    dep: Deployment, eff: Efficiency, batch: FloatArray, t: Targets
-) -> FloatArray:
-    ctx = np.full_like(batch, t.isl + t.osl / 2.0)
-    return step_time_s(
-        dep,
-        eff,
-        decode=batch,
-        context=ctx,
-        prefill=batch * t.isl / t.osl,
-        prefill_context=np.full_like(batch, t.isl / 2.0),
-    )
-
-
-def _best_batch(dep: Deployment, eff: Efficiency, t: Targets) -> tuple[int, float]:
-    """Largest batch meeting the TPOT target within KV capacity, and its step time."""
-    kv_batch = int(dep.free_bytes // (dep.kv_bytes_per_token * (t.isl + t.osl)))
-    cap = min(kv_batch, dep.max_batch)
-    if cap < 1:
-        return 0, math.inf
-    batch = np.arange(1, cap + 1, dtype=float)
-    step = _steady_step_s(dep, eff, batch, t)
-    ok = np.nonzero(step <= 1.0 / t.tokens_per_user)[0]
-    if ok.size == 0:
-        return 0, float(step[0])
-    return int(batch[ok[-1]]), float(step[ok[-1]])
-
-
-def _option(
+def _best_shape(
     acc: Accelerator,
     arch: ModelArch,
     prec: str,
-    tp: int,
+    wl: Workload,
+    eff: Efficiency,
     t: Targets,
-    band: tuple[float, float],
+) -> tuple[Deployment, float, int, float] | str:
+    """The replica shape needing the fewest accelerators for the demand (TPOT and
+    TTFT met); the smaller replica wins a tie."""
+    best: tuple[Deployment, float, int, float] | None = None
+    reason = f"{arch.name} does not fit on {acc.name} at {prec.upper()}"
+    for dep in deployments(SystemSpec(acc, 1 << 12, arch, prec)):
+        if dep.tp > 72:
+            continue
+        try:
+            dep.check_fits(t.isl + t.osl)
+        except ConfigError as exc:
+            reason = str(exc)
+            continue
+        thr, batch, step, ok = replica_throughput(dep, wl, "Server", eff)
+        if not ok:
+            reason = (
+                f"TP{dep.tp} {prec.upper()}: one stream already takes "
+                f"{step * 1e3:.0f} ms per token"
+            )
+            continue
+        ttft = prefill_s(dep, eff, t.isl) + step
+        if ttft * 1e3 >= t.ttft_ms:
+            reason = (
+                f"TP{dep.tp} {prec.upper()}: prefill alone takes {ttft * 1e3:.0f} ms"
+            )
+            continue
+        replica = thr * eff.server
+        need = dep.tp * max(1, math.ceil(t.tokens_per_s / replica))
+        if best is None or need < best[0].tp * math.ceil(t.tokens_per_s / best[1]):
+            best = (dep, replica, batch, step)
+    return best if best is not None else reason
+
+
+def _option(
+    acc: Accelerator, arch: ModelArch, prec: str, t: Targets, stack: str
 ) -> Option | str:
-    dep = Deployment(acc, arch, prec, tp)
-    try:
-        dep.check_fits(t.isl + t.osl)
-    except ConfigError as exc:
-        return str(exc)
-    eff = efficiency_for(acc.key, prec, benchmark=get_workload(arch.key).key)
-    batch, step = _best_batch(dep, eff, t)
-    if batch < 1:
-        return f"TP{tp} {prec.upper()}: one stream already takes {step * 1e3:.0f} ms per token"
-    ttft = prefill_s(dep, eff, t.isl) + step
-    if ttft * 1e3 >= t.ttft_ms:
-        return f"TP{tp} {prec.upper()}: prefill alone takes {ttft * 1e3:.0f} ms"
-    replicas = math.ceil(t.users / batch)
-    n = replicas * tp
-    tok_s = t.users * t.tokens_per_user
+    base = get_workload(arch.key)
+    eff = efficiency_for(acc.key, prec, stack=stack, benchmark=base.key)
+    got = _best_shape(acc, arch, prec, t.workload(base), eff, t)
+    if isinstance(got, str):
+        return got
+    dep, replica_tok_s, batch, step = got
+    replicas = max(1, math.ceil(t.tokens_per_s / replica_tok_s))
+    n = replicas * dep.tp
+    if n > MAX_ACCELERATORS:
+        return f"needs {n} accelerators (more than {MAX_ACCELERATORS})"
     price = prices().get(acc.key)
     usd_h = n * price[0] if price else None
-    lo, hi = band  # published / predicted: low ratio -> more accelerators needed
+    tok_s = t.tokens_per_s
+    lo, hi = BAND
     return Option(
         accelerator=acc.key,
         precision=prec,
-        tp=tp,
+        tp=dep.tp,
         batch_per_replica=batch,
         replicas=replicas,
         accelerators=n,
         tpot_ms=step * 1e3,
-        ttft_ms=ttft * 1e3,
+        ttft_ms=(prefill_s(dep, eff, t.isl) + step) * 1e3,
         tokens_per_s=tok_s,
         usd_per_hour=usd_h,
         usd_per_mtok=usd_h / (tok_s * 3600) * 1e6 if usd_h else None,
         tokens_per_joule=tok_s / (n * acc.tdp_w) if acc.tdp_w else None,
         accelerators_band=(
-            tp * math.ceil(t.users / max(1, int(batch * hi))),
-            tp * math.ceil(t.users / max(1, int(batch * lo))),
+            dep.tp * max(1, math.ceil(t.tokens_per_s / (replica_tok_s * hi))),
+            dep.tp * max(1, math.ceil(t.tokens_per_s / (replica_tok_s * lo))),
         ),
+        expert_parallel=dep.ep,
     )
 
 
@@ -185,21 +219,24 @@ def _cost_key(o: Option) -> tuple[float, int]:
 
 
 def plan_accelerator(
-    acc_name: str, model: str, t: Targets, precision: str | None = None
+    acc_name: str,
+    model: str,
+    t: Targets,
+    precision: str | None = None,
+    *,
+    stack: str = "trt-llm",
 ) -> Option | Infeasible:
     """The cheapest feasible option on one accelerator type, or why there is none."""
     acc, arch = get_accelerator(acc_name), get_model(model)
     precs = [precision] if precision else [p for p in PRECISIONS if acc.supports(p)]
-    band = default_report().error_band()
     found: list[Option] = []
     reasons: list[str] = []
     for prec in precs:
         if not acc.supports(prec):
             reasons.append(f"{acc.name} has no {prec.upper()} rate")
             continue
-        for tp in TP_SIZES:
-            got = _option(acc, arch, prec, tp, t, band)
-            (found.append(got) if isinstance(got, Option) else reasons.append(got))
+        got = _option(acc, arch, prec, t, stack)
+        (found.append(got) if isinstance(got, Option) else reasons.append(got))
     if found:
         return min(found, key=_cost_key)
     return Infeasible(acc.key, reasons[-1] if reasons else "no configuration")
@@ -214,7 +251,9 @@ def plan(
 ) -> list[Option | Infeasible]:
     """Per accelerator type, the cheapest option (sorted: cheapest first, then infeasible)."""
     get_model(model)
-    names = accelerator_names or sorted(accelerators())
+    names = accelerator_names or sorted(
+        k for k, a in accelerators().items() if a.kind == "gpu"
+    )
     rows = [plan_accelerator(n, model, t, precision) for n in names]
     opts = sorted((r for r in rows if isinstance(r, Option)), key=_cost_key)
     return [*opts, *(r for r in rows if isinstance(r, Infeasible))]

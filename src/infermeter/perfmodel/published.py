@@ -1,30 +1,40 @@
-"""Published MLPerf LLM rows (Offline/Server tokens/s) for calibration, with their IDs.
+"""Published MLPerf LLM rows for calibration and validation, with their IDs.
 
-Reads the v4.1 ``summary_results.json`` in place when present (closed,
-datacenter, Tokens/s rows of the LLM benchmarks; ``-99``/``-99.9`` duplicates
-merged, accelerators per node times nodes), else a built-in table of headline
-rows. Precision is inferred from the software stack, never from
-``weight_data_types`` (spec section 1.5, gotcha 1).
+Reads a ``summary_results.json`` of any round in place (never copied): closed,
+datacenter rows of the LLM benchmarks in Offline, Server and Interactive;
+``-99``/``-99.9`` rows of one run merged (the ``-99`` figure kept); accelerators
+per node times nodes. Every LLM row is either a ``PublishedRow`` or a
+``Skipped`` row with the reason the model cannot place it. Precision comes from
+the stack and the declared type together, never from ``weight_data_types``
+alone (spec section 1.5, gotcha 1).
 """
 
 from __future__ import annotations
 
 import json
-import tomllib
+import re
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from infermeter.errors import DatasetError
-from infermeter.perfmodel.specs import Accelerator, match_accelerator
+from infermeter.errors import ConfigError
+from infermeter.perfmodel.parts import PartMatch, resolve_parts
+from infermeter.perfmodel.specs import PRECISION_BYTES, Accelerator, get_model
 
-V41_RELATIVE = Path("..") / "shared" / "data" / "mlperf" / "summary_results_v4.1.json"
+SHARED_RELATIVE = Path("..") / "shared" / "data" / "mlperf"
+SCENARIOS = ("Offline", "Server", "Interactive")
 _BENCHMARKS = {
     "llama2-70b": "llama2-70b",
     "mixtral-8x7b": "mixtral-8x7b",
     "gptj": "gptj-6b",
+    "llama3.1-8b": "llama3.1-8b",
+    "llama3.1-405b": "llama3.1-405b",
+    "deepseek-r1": "deepseek-r1",
+    "gpt-oss-120b": "gpt-oss-120b",
 }
+_SUFFIX = re.compile(r"-(99|99\.9|interactive|edge)$")
+_TOKEN_UNITS = ("tokens/s",)
+_MISLABELLED = ("queries/s", "samples/s")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +51,13 @@ class PublishedRow:
     stack: str
     precision: str
     software: str
+    round: str = ""
+    nodes: int = 1
+    variant: str = ""
+    power: str = ""
+    parts: tuple[tuple[str, int], ...] = ()
+    system: str = ""
+    flags: str = ""
 
     @property
     def group(self) -> tuple[str, str, str]:
@@ -48,141 +65,265 @@ class PublishedRow:
         return (self.accelerator, self.stack, self.precision)
 
     @property
+    def system_key(self) -> tuple[str, int, str]:
+        """Rows held out together: one accelerator x count x software stack.
+
+        Variants (a power cap, CTS, virtualisation) share the key: vendors submit
+        near-identical copies of one system, so they leave together.
+        """
+        return (self.accelerator, self.count, self.stack)
+
+    @property
     def label(self) -> str:
         return f"{self.result_id} {self.count}x{self.accelerator} {self.benchmark} {self.scenario}"
 
 
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """An LLM row the model cannot place, and why."""
+
+    result_id: str
+    benchmark: str
+    scenario: str
+    accelerator: str
+    reason: str
+
+
 def stack_of(software: str) -> str:
-    """Normalise the ``Software`` field to a serving stack name."""
+    """Normalise the ``Software`` field to a serving stack family."""
     text = software.lower()
+    if "llmboost" in text:
+        return "llmboost"
     if "tensorrt" in text:
         return "trt-llm"
+    if "sglang" in text:
+        return "sglang"
     if "vllm" in text:
         return "vllm"
+    if "pytorch" in text:
+        return "pytorch"
     return "other"
 
 
+_DECLARED = {
+    "fp4": "fp4",
+    "nvfp4": "fp4",
+    "mxfp4": "fp4",
+    "fp8": "fp8",
+    "int8": "int8",
+    "int4": "int4",
+    "uint4": "int4",
+    "fp16": "fp16",
+    "bf16": "bf16",
+}
+
+
 def infer_precision(acc: Accelerator, stack: str, declared: str) -> str:
-    """Runtime precision: TRT-LLM rows ran the lowest precision the part has (FP8 on
-    Hopper/Ada, FP4 on Blackwell, per NVIDIA's configs); others as declared."""
+    """Runtime precision of a row.
+
+    A declared low precision (FP4, FP8, INT8, INT4) is what ran. A declared 16-bit
+    type names the starting checkpoint for submitters whose stacks quantise
+    (NVIDIA's TensorRT configs run FP8 on Hopper/Ada and FP4 on Blackwell; AMD's
+    ROCm vLLM and LLMBoost code runs FP8), so those run the part's lowest native
+    precision; other stacks run what they declare.
+    """
+    text = declared.strip().lower()
+    got = next((v for k, v in _DECLARED.items() if k in text.split(",")[0]), "fp16")
+    if PRECISION_BYTES[got] < 2 and (acc.supports(got) or got == "int4"):
+        return got
     if stack == "trt-llm":
-        for p in ("fp4", "fp8"):
-            if acc.supports(p):
-                return p
-        return "fp16"
-    declared = declared.lower()
+        return acc.lowest_precision()
+    if stack in ("vllm", "llmboost") and acc.vendor == "amd" and acc.supports("fp8"):
+        return "fp8"
+    return "fp16"
+
+
+def benchmark_of(model: str) -> str | None:
+    base = _SUFFIX.sub("", model.strip().lower())
+    base = _SUFFIX.sub("", base)
+    return _BENCHMARKS.get(base)
+
+
+def is_llm_row(r: dict[str, Any]) -> bool:
+    """Closed, datacenter, an LLM benchmark, Offline/Server/Interactive."""
     return (
-        declared
-        if declared in ("fp8", "fp16", "bf16") and acc.supports(declared)
-        else "fp16"
+        r.get("Category") == "closed"
+        and r.get("Suite") == "datacenter"
+        and r.get("Scenario") in SCENARIOS
+        and benchmark_of(str(r.get("Model", ""))) is not None
     )
 
 
-def _benchmark(model: str) -> str | None:
-    for prefix, key in _BENCHMARKS.items():
-        if model.startswith(prefix):
-            return key
+def _number(x: object) -> float | None:
+    if isinstance(x, bool):
+        return None
+    if isinstance(x, int | float):
+        return float(x)
+    if isinstance(x, str):
+        try:
+            return float(x.replace(",", "").strip())
+        except ValueError:
+            return None
     return None
 
 
-def _row_from_json(r: dict[str, Any]) -> PublishedRow | None:
-    if (r.get("Category"), r.get("Suite"), r.get("Performance_Units")) != (
-        "closed",
-        "datacenter",
-        "Tokens/s",
-    ) or r.get("Scenario") not in ("Offline", "Server"):
-        return None
-    bench = _benchmark(str(r.get("Model", "")))
-    acc = match_accelerator(str(r.get("Accelerator", "")))
+def _round(r: dict[str, Any]) -> str:
+    version = str(r.get("version") or "")
+    if version:
+        return version if version.startswith("v") else f"v{version}"
+    rid = str(r.get("ID", ""))
+    return "v" + rid.split("-", 1)[0].lstrip("v") if "-" in rid else ""
+
+
+def _count(r: dict[str, Any]) -> int:
+    total = _number(r.get("Total Accelerators"))
+    if total:
+        return int(total)
+    per_node = _number(r.get("a#"))
+    nodes = _number(r.get("Nodes")) or 1.0
+    if per_node:
+        return round(per_node * nodes)
+    # CPU-only rows: sockets per node times nodes.
+    return round((_number(r.get("host_processors_per_node")) or 1.0) * nodes)
+
+
+def _parts(r: dict[str, Any], count: int) -> PartMatch | None:
+    raw = str(r.get("Accelerator") or "").strip() or str(r.get("Processor") or "")
+    return resolve_parts(raw, count, str(r.get("System") or ""))
+
+
+def parse_row(r: dict[str, Any]) -> PublishedRow | Skipped:
+    """One LLM row of the JSON: a row the model can place, or the reason it cannot."""
+    bench = benchmark_of(str(r.get("Model", ""))) or str(r.get("Model"))
+    rid, scenario = str(r.get("ID", "?")), str(r.get("Scenario"))
+    raw_acc = str(r.get("Accelerator") or "") or f"CPU {r.get('Processor') or '?'}"
+
+    def skip(reason: str) -> Skipped:
+        return Skipped(rid, bench, scenario, raw_acc, reason)
+
+    value = _number(r.get("Performance_Result"))
+    unit = str(r.get("Performance_Units", "")).strip().lower()
+    flags = ""
+    if unit in _MISLABELLED:
+        flags = (
+            f"unit {r.get('Performance_Units')} on a token benchmark, read as tokens/s"
+        )
+    elif unit not in _TOKEN_UNITS:
+        return skip(f"unit {r.get('Performance_Units')!r} is not tokens/s")
+    if value is None or value <= 0:
+        return skip(f"no numeric result ({r.get('Performance_Result')!r})")
+    count = _count(r)
+    match = _parts(r, count)
+    if match is None:
+        what = "processor" if not r.get("Accelerator") else "accelerator"
+        return skip(f"no spec for {what} {raw_acc!r} (infermeter model specs)")
     try:
-        count = int(float(r["a#"]) * int(r.get("Nodes", 1) or 1))
-        value = float(r["Performance_Result"])
-    except (KeyError, TypeError, ValueError):
-        return None  # CPU-only rows have a# == ""
-    if bench is None or acc is None or count < 1:
-        return None
-    stack = stack_of(str(r.get("Software", "")))
+        get_model(bench)
+    except ConfigError:
+        return skip(f"no architecture for benchmark {bench!r}")
+    software = str(r.get("Software", ""))
+    stack = stack_of(software)
+    acc = match.accelerator
+    precision = infer_precision(acc, stack, str(r.get("weight_data_types", "")))
     return PublishedRow(
-        result_id=str(r["ID"]),
+        result_id=rid,
         submitter=str(r.get("Submitter", "")),
-        accelerator=acc.key,
+        accelerator=match.key,
         count=count,
         benchmark=bench,
-        scenario=str(r["Scenario"]),
+        scenario=scenario,
         tokens_per_s=value,
         stack=stack,
-        precision=infer_precision(acc, stack, str(r.get("weight_data_types", ""))),
-        software=str(r.get("Software", "")),
+        precision=precision,
+        software=software,
+        round=_round(r),
+        nodes=int(_number(r.get("Nodes")) or 1),
+        variant=match.variant,
+        power=match.power,
+        parts=tuple((a.key, n) for a, n in match.parts),
+        system=str(r.get("System", "")),
+        flags=flags,
     )
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise ConfigError(
+            f"Published results file {str(path)!r} not found; pass an existing file."
+        ) from None
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            f"Cannot read published results {str(path)!r}: {exc}."
+        ) from None
+    if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
+        raise ConfigError(
+            f"{str(path)!r} is not an MLCommons summary_results.json (expected a JSON "
+            "array of result objects)."
+        )
+    return data
+
+
+@dataclass(frozen=True, slots=True)
+class Rows:
+    """What a file holds: rows the model places, rows it cannot, and the round(s)."""
+
+    rows: tuple[PublishedRow, ...]
+    skipped: tuple[Skipped, ...]
+    rounds: tuple[str, ...]
+    source: str
+
+    @property
+    def total(self) -> int:
+        return len(self.rows) + len(self.skipped)
+
+
+def read_rows(path: Path) -> Rows:
+    """LLM rows of one ``summary_results.json``; -99/-99.9 rows of one run merged."""
+    seen: dict[tuple[str, str, str], PublishedRow | Skipped] = {}
+    records = sorted(
+        (r for r in _records(path) if is_llm_row(r)),
+        key=lambda r: str(r.get("Model", "")).endswith("-99.9"),
+    )
+    for raw in records:
+        got = parse_row(raw)
+        seen.setdefault((got.result_id, got.benchmark, got.scenario), got)
+    placed = sorted(
+        (g for g in seen.values() if isinstance(g, PublishedRow)),
+        key=lambda r: (r.result_id, r.benchmark, r.scenario),
+    )
+    skipped = sorted(
+        (g for g in seen.values() if isinstance(g, Skipped)),
+        key=lambda r: (r.result_id, r.benchmark, r.scenario),
+    )
+    rounds = sorted({r.round for r in placed} or {"?"})
+    return Rows(tuple(placed), tuple(skipped), tuple(rounds), str(path))
 
 
 def read_summary_json(path: Path) -> list[PublishedRow]:
-    """LLM rows of a ``summary_results.json``; -99/-99.9 duplicates merged."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise DatasetError(
-            f"Cannot read published results {str(path)!r}: {exc}."
-        ) from None
-    seen: dict[tuple[str, str, str], PublishedRow] = {}
-    for raw in data:
-        row = _row_from_json(raw)
-        if row is not None:
-            seen.setdefault((row.result_id, row.benchmark, row.scenario), row)
-    return sorted(seen.values(), key=lambda r: (r.result_id, r.benchmark, r.scenario))
+    """The rows the model can place (see ``read_rows`` for the skipped ones)."""
+    return list(read_rows(path).rows)
 
 
-def builtin_rows() -> list[PublishedRow]:
-    """The built-in table of headline v4.1 rows (used when the JSON is absent)."""
-    text = (
-        resources.files("infermeter.perfmodel")
-        .joinpath("data")
-        .joinpath("published_v4.1.toml")
-        .read_text()
-    )
-    rows = []
-    for rid, sub, raw_acc, count, bench, sw, declared, off, srv in tomllib.loads(text)[
-        "rows"
-    ]:
-        acc = match_accelerator(raw_acc)
-        if acc is None:
-            continue
-        stack = stack_of(sw)
-        prec = infer_precision(acc, stack, declared)
-        for scenario, value in (("Offline", off), ("Server", srv)):
-            rows.append(
-                PublishedRow(
-                    rid,
-                    sub,
-                    acc.key,
-                    int(count),
-                    bench,
-                    scenario,
-                    float(value),
-                    stack,
-                    prec,
-                    sw,
-                )
-            )
-    return rows
+def round_ordinal(tag: str) -> int:
+    """Rounds in order: two a year (vX.0, vX.1), so v4.1 -> v5.0 is one round."""
+    m = re.fullmatch(r"v?(\d+)\.(\d+)", tag.strip())
+    if not m:
+        return 0
+    return 2 * int(m.group(1)) + (1 if int(m.group(2)) else 0)
 
 
-def default_summary_path(repo_root: Path | None = None) -> Path:
-    """Where the v4.1 file lives relative to a checkout (read in place, never copied)."""
+def shared_dir(repo_root: Path | None = None) -> Path:
+    """Where the shared MLPerf files live relative to a checkout (read in place)."""
     root = repo_root if repo_root is not None else Path(__file__).resolve().parents[3]
-    return (root / V41_RELATIVE).resolve()
+    return (root / SHARED_RELATIVE).resolve()
 
 
-def load_rows(path: Path | None = None) -> tuple[list[PublishedRow], str]:
-    """Rows and a one-line description of their source (the file or the built-in table)."""
-    candidate = path if path is not None else default_summary_path()
-    if candidate.exists():
-        return read_summary_json(candidate), f"{candidate} (MLPerf Inference v4.1)"
-    if path is not None:
-        raise DatasetError(
-            f"Published results file {str(path)!r} not found; pass an existing file."
-        )
-    return (
-        builtin_rows(),
-        "built-in table of v4.1 headline rows (result IDs in data/published_v4.1.toml)",
-    )
+def round_file(name: str) -> Path:
+    """A round name ("v4.1") to the shared file, or a path as given."""
+    tag = name.strip()
+    if re.fullmatch(r"v?\d+\.\d+", tag):
+        tag = tag if tag.startswith("v") else f"v{tag}"
+        return shared_dir() / f"summary_results_{tag}.json"
+    return Path(name)

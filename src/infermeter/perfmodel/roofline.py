@@ -1,9 +1,21 @@
 """Step-time roofline (spec performance-model.md section 3.1) with efficiency coefficients.
 
 A step of continuous batching runs ``decode`` sequences one token each plus a
-number of prefill tokens; its time is the larger of FLOPs over derated peak and
-bytes over derated bandwidth, plus tensor-parallel all-reduces and a fixed
-per-step overhead.
+number of prefill tokens on one replica of ``tp`` accelerators; its time is the
+larger of FLOPs over derated peak and bytes over derated bandwidth, plus the
+replica's collectives and a fixed per-step overhead.
+
+How a replica spreads a model over its accelerators:
+
+- dense models: tensor parallel inside the scale-up domain (NVLink, Infinity
+  Fabric), pipeline stages across domains (each micro-batch re-reads its
+  stage's weights, so weight traffic grows with the stage count);
+- mixture-of-experts with ``ep=True``: data-parallel attention (each accelerator
+  holds its sequences' KV cache and a copy of the non-expert weights) and
+  expert parallelism (the routed experts spread over the replica, tokens sent
+  to their experts and back by all-to-all). Multi-head latent attention has one
+  KV head, so tensor parallelism would copy its cache to every rank: MLA models
+  use expert parallelism.
 """
 
 from __future__ import annotations
@@ -18,6 +30,8 @@ from infermeter.perfmodel.specs import PRECISION_BYTES, Accelerator, ModelArch
 
 FloatArray = npt.NDArray[np.float64]
 ACT_BYTES = 2.0  # activations cross the all-reduce in 16-bit
+DISPATCH_BYTES = 1.0  # MoE dispatch sends FP8 activations, combine returns 16-bit
+MOE_DENSE_PRECISION = "fp8"  # FP4 MoE checkpoints keep attention and shared weights FP8
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +41,7 @@ class Efficiency:
     The defaults are the uncalibrated values: ``memory`` 0.9 and the all-reduce
     and step costs put batch-1 Llama 2 70B FP16 decode at 79/121 tok/s on H100
     TP4/TP8 and 153 tok/s on H200 TP8 (docs/perfmodel.md). ``server`` derates
-    the Server throughput relative to the Offline one.
+    the Server/Interactive throughput relative to the TPOT-bound steady state.
     """
 
     compute: float = 0.6
@@ -36,10 +50,19 @@ class Efficiency:
     step_overhead_s: float = 3.0e-4
     server: float = 1.0
 
+    def scaled(self, speed: float) -> Efficiency:
+        """Compute and memory efficiency times ``speed`` (a calibrated factor)."""
+        return replace(self, compute=self.compute * speed, memory=self.memory * speed)
+
 
 @dataclass(frozen=True, slots=True)
 class Deployment:
-    """One model replica: accelerator, tensor-parallel size and precision."""
+    """One model replica: accelerator, accelerators per replica (``tp``) and precision.
+
+    ``tp`` is the replica's size: tensor parallel up to the scale-up domain
+    (``domain``, default the part's), pipeline stages beyond it; with ``ep`` a
+    mixture-of-experts replica runs expert parallel with data-parallel attention.
+    """
 
     accelerator: Accelerator
     model: ModelArch
@@ -48,6 +71,8 @@ class Deployment:
     kv_precision: str = ""
     memory_reserve: float = 0.1
     max_batch: int = 1024
+    ep: bool = False
+    domain: int = 0
     _kv: str = field(init=False, repr=False, default="")
 
     def __post_init__(self) -> None:
@@ -58,64 +83,141 @@ class Deployment:
             raise ConfigError(f"Tensor-parallel size must be >= 1 (got {self.tp}).")
         self.accelerator.peak_flops(self.precision)  # raises if unsupported
         kv = self.kv_precision or (
-            "fp8" if PRECISION_BYTES[self.precision] <= 1 else "fp16"
+            "fp8"
+            if PRECISION_BYTES[self.precision] <= 1 and self.accelerator.supports("fp8")
+            else "fp16"
         )
         object.__setattr__(self, "_kv", kv)
+        if self.ep and not self.model.is_moe:
+            raise ConfigError(f"{self.model.name} has no experts to spread (ep).")
 
+    # -- shape of the replica --------------------------------------------------
+    @property
+    def scaleup(self) -> int:
+        """Accelerators of the replica sharing one scale-up domain."""
+        domain = self.domain or self.accelerator.scaleup_domain
+        return max(1, min(self.tp, domain))
+
+    @property
+    def stages(self) -> int:
+        """Pipeline stages (dense) or scale-up domains spanned (expert parallel)."""
+        return max(1, -(-self.tp // self.scaleup))
+
+    @property
+    def kv_copies(self) -> float:
+        """How many times tensor parallelism stores each KV head (heads < ranks)."""
+        if self.ep:
+            return 1.0
+        return max(1.0, self.scaleup / max(1, self.model.kv_heads))
+
+    # -- memory ----------------------------------------------------------------
     @property
     def kv_bytes_per_token(self) -> float:
         return self.model.kv_bytes_per_token(self._kv)
 
     @property
+    def expert_precision(self) -> str:
+        return self.precision
+
+    @property
+    def dense_precision(self) -> str:
+        """Non-expert weights of an FP4 MoE stay FP8 where the part has FP8."""
+        fp4_moe = self.model.is_moe and self.precision == "fp4"
+        if fp4_moe and self.accelerator.supports(MOE_DENSE_PRECISION):
+            return MOE_DENSE_PRECISION
+        return self.precision
+
+    @property
     def weight_bytes(self) -> float:
-        return self.model.weight_bytes(self.precision)
+        """Weights of one copy of the model."""
+        m = self.model
+        return m.expert_params * PRECISION_BYTES[self.expert_precision] + (
+            m.dense_params * PRECISION_BYTES[self.dense_precision]
+        )
+
+    @property
+    def resident_weight_bytes(self) -> float:
+        """Weights held by the whole replica (expert parallelism copies the rest)."""
+        if not self.ep:
+            return self.weight_bytes
+        dense = self.model.dense_params * PRECISION_BYTES[self.dense_precision]
+        return self.weight_bytes + (self.tp - 1) * dense
 
     @property
     def free_bytes(self) -> float:
-        """HBM left for KV cache across the TP group after weights and the reserve."""
+        """HBM left for KV cache across the replica after weights and the reserve."""
         usable = self.tp * self.accelerator.memory_bytes * (1.0 - self.memory_reserve)
-        return usable - self.weight_bytes
+        return usable - self.resident_weight_bytes
 
     def kv_capacity_tokens(self) -> int:
-        return max(0, int(self.free_bytes / self.kv_bytes_per_token))
+        per_token = self.kv_bytes_per_token * self.kv_copies
+        return max(0, int(self.free_bytes / per_token))
 
     def check_fits(self, tokens_per_sequence: float = 0.0) -> None:
         """ConfigError with the numbers when weights (plus one sequence) do not fit."""
-        need = self.weight_bytes + tokens_per_sequence * self.kv_bytes_per_token
+        kv = tokens_per_sequence * self.kv_bytes_per_token * self.kv_copies
+        need = self.resident_weight_bytes + kv
         have = self.tp * self.accelerator.memory_bytes * (1.0 - self.memory_reserve)
         if need > have:
             raise ConfigError(
                 f"{self.model.name} at {self.precision.upper()} needs "
-                f"{need / 1e9:.1f} GB (weights {self.weight_bytes / 1e9:.1f} GB) but "
-                f"TP{self.tp} x {self.accelerator.name} offers {have / 1e9:.1f} GB "
+                f"{need / 1e9:.1f} GB (weights {self.resident_weight_bytes / 1e9:.1f} GB)"
+                f" but TP{self.tp} x {self.accelerator.name} offers {have / 1e9:.1f} GB "
                 f"usable; raise the TP size or lower the precision."
             )
 
     def with_tp(self, tp: int) -> Deployment:
         return replace(self, tp=tp)
 
+    @property
+    def attention_precision(self) -> str:
+        """Attention math runs in FP8 where the cache is FP8 and the part has FP8."""
+        return (
+            "fp8" if self._kv == "fp8" and self.accelerator.supports("fp8") else "bf16"
+        )
 
-def _moe_weight_bytes(dep: Deployment, tokens: FloatArray) -> FloatArray:
-    """Weight bytes read in a step: MoE reads only the experts its tokens route to."""
+
+def _touched_fraction(m: ModelArch, tokens: FloatArray) -> FloatArray:
+    """Expected share of a layer's experts that ``tokens`` routed tokens reach."""
+    share = m.experts_per_token / m.experts
+    return 1.0 - (1.0 - share) ** np.maximum(tokens, 1.0)
+
+
+def weight_read_bytes(dep: Deployment, tokens: FloatArray) -> FloatArray:
+    """Weight bytes one accelerator of the replica reads in a step of ``tokens``."""
     m = dep.model
-    total = np.full_like(tokens, dep.weight_bytes)
-    if not m.is_moe:
-        return total
-    per_expert = (m.params_total - m.params_active) / (m.experts - m.experts_per_token)
-    shared = m.params_total - m.experts * per_expert
-    touched = 1.0 - (1.0 - m.experts_per_token / m.experts) ** np.maximum(tokens, 1.0)
-    return (shared + m.experts * per_expert * touched) * PRECISION_BYTES[dep.precision]
+    expert_b = m.expert_params * PRECISION_BYTES[dep.expert_precision]
+    dense_b = m.dense_params * PRECISION_BYTES[dep.dense_precision]
+    touched = _touched_fraction(m, tokens) if m.is_moe else np.ones_like(tokens)
+    if dep.ep:
+        # Every rank runs the non-expert layers for its own sequences.
+        return dense_b + expert_b * touched / dep.tp
+    # Pipeline micro-batches re-read their stage's weights once each.
+    return (dense_b + expert_b * touched) * dep.stages / dep.tp
 
 
-def allreduce_s(dep: Deployment, eff_hop_s: float, tokens: FloatArray) -> FloatArray:
-    """Ring all-reduce time of every layer's two all-reduces for ``tokens`` tokens."""
-    t = dep.tp
+def comm_s(dep: Deployment, eff: Efficiency, tokens: FloatArray) -> FloatArray:
+    """Collectives of one step: TP all-reduces or the MoE all-to-all."""
+    m = dep.model
+    if dep.ep:
+        g = dep.tp
+        if g == 1:
+            return np.zeros_like(tokens)
+        acc = dep.accelerator
+        link = acc.link_bytes_s if dep.stages == 1 else acc.scaleout_bytes_s
+        per_rank = tokens / g * m.experts_per_token * m.d_model
+        bytes_ = per_rank * (DISPATCH_BYTES + ACT_BYTES) * (g - 1) / g
+        hops = 4.0 * eff.allreduce_hop_s * np.log2(g)
+        out: FloatArray = m.moe_layers * (bytes_ / link + hops)
+        return out
+    t = dep.scaleup
     if t == 1:
         return np.zeros_like(tokens)
-    link = dep.accelerator.scaleup_gbs * 1e9 / 2.0  # datasheets quote both directions
-    msg = tokens * dep.model.d_model * ACT_BYTES
-    one = 2.0 * (t - 1) * (eff_hop_s + msg / (t * link))
-    return 2.0 * dep.model.layers * one
+    msg = tokens * m.d_model * ACT_BYTES
+    one = (
+        2.0 * (t - 1) * (eff.allreduce_hop_s + msg / (t * dep.accelerator.link_bytes_s))
+    )
+    return 2.0 * m.layers * one
 
 
 def step_time_s(
@@ -134,22 +236,38 @@ def step_time_s(
     ``prefill_context`` is the mean context a prefill token attends to. Arrays
     broadcast, so one call evaluates a grid of coefficients (calibration).
     """
-    m = dep.model
+    m, acc = dep.model, dep.accelerator
     eta_c = np.asarray(eff.compute if compute_eff is None else compute_eff, dtype=float)
     eta_m = np.asarray(eff.memory if memory_eff is None else memory_eff, dtype=float)
     tokens = decode + prefill
-    attn_width = m.heads * m.head_dim
-    flops = 2.0 * m.params_active * tokens + 4.0 * m.layers * attn_width * (
-        decode * context + prefill * prefill_context
+    # Routed experts multiply at the expert precision, the rest (attention
+    # projections, shared experts) at the dense precision.
+    routed = (
+        m.moe_layers * m.experts_per_token * m.params_per_expert if m.is_moe else 0.0
     )
-    kv_read = decode * context * dep.kv_bytes_per_token
-    bytes_ = _moe_weight_bytes(dep, tokens) + kv_read
-    peak = dep.tp * dep.accelerator.peak_flops(dep.precision)
-    bw = dep.tp * dep.accelerator.bandwidth_bytes_s
-    compute = flops / (peak * eta_c)
-    memory = bytes_ / (bw * eta_m)
-    comm = allreduce_s(dep, eff.allreduce_hop_s, tokens)
-    return np.maximum(compute, memory) + comm + eff.step_overhead_s
+    gemm_per_token = 2.0 * (
+        (m.params_active - routed) / acc.peak_flops(dep.dense_precision)
+        + routed / acc.peak_flops(dep.expert_precision)
+    )
+    attn = m.attention_flops_per_context(True) * decode * m.attended_context(
+        context
+    ) + m.attention_flops_per_context(False) * prefill * m.attended_context(
+        prefill_context
+    )
+    g = dep.tp
+    bw = acc.bandwidth_bytes_s * eta_m
+    # Per operator group (spec 3.1): the GEMMs and the attention run as separate
+    # kernels, each bound by its own compute or memory roof; their times add.
+    gemm_s = np.maximum(
+        gemm_per_token * tokens / (g * eta_c), weight_read_bytes(dep, tokens) / bw
+    )
+    kv_read = decode * context * dep.kv_bytes_per_token * dep.kv_copies / g
+    attn_s = np.maximum(
+        attn / (acc.peak_flops(dep.attention_precision) * g * eta_c), kv_read / bw
+    )
+    comm = comm_s(dep, eff, tokens)
+    total: FloatArray = gemm_s + attn_s + comm + eff.step_overhead_s
+    return total
 
 
 def _f(x: float) -> FloatArray:

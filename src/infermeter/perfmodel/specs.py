@@ -1,11 +1,15 @@
 """Accelerator, model-architecture and workload specs: package data, user files override.
 
 Each spec table is a TOML file under ``perfmodel/data``; a user TOML file with
-the same layout adds entries or replaces whole entries by key.
+the same layout adds entries or replaces whole entries by key. The accelerator
+key (``h200-sxm``, ``b200``, ``mi355x``) is the one name of a part everywhere;
+aliases resolve MLPerf strings and NVML/ROCm device names to it
+(``perfmodel.parts``).
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -14,9 +18,32 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, cast
 
+import numpy as np
+import numpy.typing as npt
+
 from infermeter.errors import ConfigError
 
-PRECISION_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "fp4": 0.5}
+FloatArray = npt.NDArray[np.float64]
+
+PRECISION_BYTES = {
+    "fp32": 4.0,
+    "fp16": 2.0,
+    "bf16": 2.0,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "fp4": 0.5,
+    "int4": 0.5,
+}
+# The rate a precision's matrix multiplies run at: int4 is weight-only (W4A16).
+COMPUTE_RATE = {
+    "fp32": "bf16",
+    "fp16": "bf16",
+    "bf16": "bf16",
+    "fp8": "fp8",
+    "int8": "int8",
+    "fp4": "fp4",
+    "int4": "bf16",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,28 +64,41 @@ class Accelerator:
     aliases: tuple[str, ...]
     source: str
     date: str
+    int8_tops: float | None = None
+    scaleup_domain: int = 1
+    scaleout_gbs: float = 25.0
+    kind: str = "gpu"
+    arch: str = ""
+
+    def _rate(self, precision: str) -> float | None:
+        key = COMPUTE_RATE.get(precision, "bf16")
+        return {
+            "bf16": self.bf16_tflops,
+            "fp8": self.fp8_tflops,
+            "fp4": self.fp4_tflops,
+            "int8": self.int8_tops,
+        }[key]
 
     def peak_flops(self, precision: str) -> float:
         """Dense FLOP/s at ``precision``; ConfigError when the part has no such rate."""
-        rate = {"fp8": self.fp8_tflops, "fp4": self.fp4_tflops}.get(
-            precision, self.bf16_tflops
-        )
+        rate = self._rate(precision)
         if rate is None:
-            have = [p for p in ("fp8", "fp4") if self.supports(p)]
-            known = ", ".join(["fp16", "bf16", *have])
             raise ConfigError(
                 f"{self.name} has no dense {precision.upper()} rate. "
-                f"Use one of: {known}."
+                f"Use one of: {', '.join(self.precisions())}."
             )
         return rate * 1e12
 
     def supports(self, precision: str) -> bool:
         """Whether the part has a native compute rate for ``precision``."""
-        if precision == "fp8":
-            return self.fp8_tflops is not None
-        if precision == "fp4":
-            return self.fp4_tflops is not None
-        return precision in PRECISION_BYTES
+        return precision in PRECISION_BYTES and self._rate(precision) is not None
+
+    def precisions(self) -> list[str]:
+        return [p for p in ("fp4", "fp8", "int8", "fp16", "bf16") if self.supports(p)]
+
+    def lowest_precision(self) -> str:
+        """The narrowest floating-point format the part computes natively."""
+        return next(p for p in ("fp4", "fp8", "bf16") if self.supports(p))
 
     @property
     def memory_bytes(self) -> float:
@@ -68,10 +108,19 @@ class Accelerator:
     def bandwidth_bytes_s(self) -> float:
         return self.bandwidth_tbs * 1e12
 
+    @property
+    def link_bytes_s(self) -> float:
+        """One-way scale-up bandwidth per device (datasheets quote both ways)."""
+        return max(self.scaleup_gbs, 1.0) * 1e9 / 2.0
+
+    @property
+    def scaleout_bytes_s(self) -> float:
+        return max(self.scaleout_gbs, 0.1) * 1e9
+
 
 @dataclass(frozen=True, slots=True)
 class ModelArch:
-    """A transformer's shape; KV bytes are derived, not stored."""
+    """A transformer's shape; KV bytes and parameter groups are derived, not stored."""
 
     key: str
     name: str
@@ -90,22 +139,91 @@ class ModelArch:
     native_precision: str
     aliases: tuple[str, ...]
     source: str
+    expert_ffn: int = 0
+    moe_layers: int = 0
+    shared_experts: int = 0
+    ffn_matrices: int = 3
+    kv_lora_rank: int = 0
+    qk_rope_dim: int = 0
+    qk_nope_dim: int = 0
+    v_head_dim: int = 0
+    sliding_window: int = 0
+    sliding_layers: int = 0
 
     def weight_bytes(self, precision: str) -> float:
         return self.params_total * PRECISION_BYTES[precision]
 
     def kv_bytes_per_token(self, kv_precision: str) -> float:
-        """K and V of every layer for one token (``2 * L * H_kv * d_h * b``)."""
+        """K and V of every layer for one token (``2 * L * H_kv * d_h * b``; MLA: latent)."""
         return self.layers * self.kv_elements_per_layer * PRECISION_BYTES[kv_precision]
 
     @property
     def is_moe(self) -> bool:
         return self.experts > 1
 
+    @property
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank > 0
+
+    @property
+    def params_per_expert(self) -> float:
+        return float(self.ffn_matrices * self.d_model * self.expert_ffn)
+
+    @property
+    def expert_params(self) -> float:
+        """Routed-expert parameters of every MoE layer (0 for a dense model)."""
+        if not self.is_moe:
+            return 0.0
+        return self.moe_layers * self.experts * self.params_per_expert
+
+    @property
+    def dense_params(self) -> float:
+        """Everything but the routed experts: attention, shared experts, embeddings."""
+        return self.params_total - self.expert_params
+
+    @property
+    def attention_params(self) -> float:
+        """Attention projections of all layers (replicated by data-parallel attention)."""
+        d, h = self.d_model, self.heads
+        if self.is_mla:
+            q = d * 1536 + 1536 * h * (self.qk_nope_dim + self.qk_rope_dim)
+            kv = d * (self.kv_lora_rank + self.qk_rope_dim)
+            up = self.kv_lora_rank * h * (self.qk_nope_dim + self.v_head_dim)
+            per_layer = q + kv + up + h * self.v_head_dim * d
+        else:
+            per_layer = (
+                2 * d * h * self.head_dim + 2 * d * self.kv_heads * self.head_dim
+            )
+        return float(self.layers * per_layer)
+
+    def attention_flops_per_context(self, decode: bool) -> float:
+        """FLOPs one query token spends per context token over all layers (QK and PV).
+
+        MLA decodes in the latent space (absorbed projections: 2 * kv_lora + rope
+        per head) and prefills per head (qk_nope + rope + v).
+        """
+        if self.is_mla:
+            width = (
+                2 * self.kv_lora_rank + self.qk_rope_dim
+                if decode
+                else self.qk_nope_dim + self.qk_rope_dim + self.v_head_dim
+            )
+            return 2.0 * self.layers * self.heads * width
+        return 4.0 * self.layers * self.heads * self.head_dim
+
+    def attended_context(self, context: FloatArray) -> FloatArray:
+        """Mean context a layer attends to: sliding-window layers cap it."""
+        if not self.sliding_layers:
+            return context
+        capped = np.minimum(context, float(self.sliding_window))
+        full = self.layers - self.sliding_layers
+        out: FloatArray = (full * context + self.sliding_layers * capped) / self.layers
+        return out
+
 
 @dataclass(frozen=True, slots=True)
 class Workload:
-    """An MLPerf LLM benchmark's token lengths and Server latency limits."""
+    """An MLPerf LLM benchmark's token lengths and latency limits per scenario."""
 
     key: str
     model: str
@@ -116,6 +234,41 @@ class Workload:
     tpot_ms: float
     isl_assumed: bool
     source: str
+    osl_cv: float = 0.7
+    osl_max: int = 1024
+    interactive_ttft_ms: float | None = None
+    interactive_tpot_ms: float | None = None
+    interactive_spec_tokens: float = 1.0
+    beams: int = 1
+    introduced: str = ""
+
+    @property
+    def resident_context(self) -> float:
+        """Mean context of a sequence in a running batch: ISL + E[OSL^2] / (2 E[OSL]).
+
+        A sequence stays in the batch for as many steps as it has output tokens,
+        so long outputs are over-represented (length-biased sampling).
+        """
+        return self.isl_mean + self.osl_mean * (1.0 + self.osl_cv**2) / 2.0
+
+    def limits(self, scenario: str) -> tuple[float, float] | None:
+        """(TTFT ms, TPOT ms) bounds of ``scenario``; None for Offline."""
+        if scenario == "Server":
+            return self.ttft_ms, self.tpot_ms
+        if scenario == "Interactive":
+            if self.interactive_tpot_ms is None or self.interactive_ttft_ms is None:
+                raise ConfigError(
+                    f"{self.key} has no Interactive scenario; use Offline or Server."
+                )
+            return self.interactive_ttft_ms, self.interactive_tpot_ms
+        if scenario == "Offline":
+            return None
+        raise ConfigError(
+            f"Unknown scenario {scenario!r}. Known: Offline, Server, Interactive."
+        )
+
+    def spec_tokens(self, scenario: str) -> float:
+        return self.interactive_spec_tokens if scenario == "Interactive" else 1.0
 
 
 def _read_toml(name: str) -> dict[str, Any]:
@@ -143,10 +296,11 @@ def _read_user(path: Path | None) -> dict[str, Any]:
         ) from None
 
 
-def _accelerator(key: str, d: dict[str, Any]) -> Accelerator:
-    def opt(name: str) -> float | None:
-        return float(d[name]) if name in d else None
+def _opt(d: dict[str, Any], name: str) -> float | None:
+    return float(d[name]) if name in d else None
 
+
+def _accelerator(key: str, d: dict[str, Any]) -> Accelerator:
     try:
         return Accelerator(
             key=key,
@@ -155,14 +309,19 @@ def _accelerator(key: str, d: dict[str, Any]) -> Accelerator:
             memory_gb=float(d["memory_gb"]),
             bandwidth_tbs=float(d["bandwidth_tbs"]),
             bf16_tflops=float(d["bf16_tflops"]),
-            fp8_tflops=opt("fp8_tflops"),
-            fp4_tflops=opt("fp4_tflops"),
-            tdp_w=opt("tdp_w"),
+            fp8_tflops=_opt(d, "fp8_tflops"),
+            fp4_tflops=_opt(d, "fp4_tflops"),
+            tdp_w=_opt(d, "tdp_w"),
             scaleup_link=str(d.get("scaleup_link", "")),
             scaleup_gbs=float(d.get("scaleup_gbs", 64.0)),
             aliases=tuple(str(a).lower() for a in d.get("aliases", [])),
             source=str(d.get("source", "user file")),
             date=str(d.get("date", "")),
+            int8_tops=_opt(d, "int8_tops"),
+            scaleup_domain=int(d.get("scaleup_domain", 1)),
+            scaleout_gbs=float(d.get("scaleout_gbs", 25.0)),
+            kind=str(d.get("kind", "gpu")),
+            arch=str(d.get("arch", "")),
         )
     except KeyError as exc:
         raise ConfigError(
@@ -170,9 +329,28 @@ def _accelerator(key: str, d: dict[str, Any]) -> Accelerator:
         ) from None
 
 
+_MODEL_INTS = (
+    "expert_ffn",
+    "shared_experts",
+    "ffn_matrices",
+    "kv_lora_rank",
+    "qk_rope_dim",
+    "qk_nope_dim",
+    "v_head_dim",
+    "sliding_window",
+    "sliding_layers",
+)
+
+
 def _model(key: str, d: dict[str, Any]) -> ModelArch:
     try:
         kv_heads, head_dim = int(d["kv_heads"]), int(d["head_dim"])
+        lora = int(d.get("kv_lora_rank", 0))
+        kv_default = (
+            lora + int(d.get("qk_rope_dim", 0)) if lora else 2 * kv_heads * head_dim
+        )
+        experts = int(d.get("experts", 0))
+        extra = {k: int(d[k]) for k in _MODEL_INTS if k in d}
         return ModelArch(
             key=key,
             name=str(d.get("name", key)),
@@ -185,14 +363,14 @@ def _model(key: str, d: dict[str, Any]) -> ModelArch:
             head_dim=head_dim,
             ffn_dim=int(d.get("ffn_dim", 4 * int(d["d_model"]))),
             vocab=int(d.get("vocab", 32000)),
-            experts=int(d.get("experts", 0)),
+            experts=experts,
             experts_per_token=int(d.get("experts_per_token", 0)),
-            kv_elements_per_layer=int(
-                d.get("kv_elements_per_layer", 2 * kv_heads * head_dim)
-            ),
+            kv_elements_per_layer=int(d.get("kv_elements_per_layer", kv_default)),
             native_precision=str(d.get("native_precision", "bf16")),
             aliases=tuple(str(a).lower() for a in d.get("aliases", [])),
             source=str(d.get("source", "user file")),
+            moe_layers=int(d.get("moe_layers", d["layers"] if experts > 1 else 0)),
+            **extra,
         )
     except KeyError as exc:
         raise ConfigError(
@@ -224,23 +402,31 @@ def models(user_file: Path | None = None) -> dict[str, ModelArch]:
     return table
 
 
+def _workload(key: str, d: dict[str, Any]) -> Workload:
+    return Workload(
+        key=key,
+        model=str(d["model"]),
+        samples=int(d["samples"]),
+        isl_mean=float(d["isl_mean"]),
+        osl_mean=float(d["osl_mean"]),
+        ttft_ms=float(d["ttft_ms"]),
+        tpot_ms=float(d["tpot_ms"]),
+        isl_assumed=bool(d.get("isl_assumed", False)),
+        source=str(d["source"]),
+        osl_cv=float(d.get("osl_cv", 0.7)),
+        osl_max=int(d.get("osl_max", 1024)),
+        interactive_ttft_ms=_opt(d, "interactive_ttft_ms"),
+        interactive_tpot_ms=_opt(d, "interactive_tpot_ms"),
+        interactive_spec_tokens=float(d.get("interactive_spec_tokens", 1.0)),
+        beams=int(d.get("beams", 1)),
+        introduced=str(d.get("introduced", "")),
+    )
+
+
 @lru_cache(maxsize=1)
 def workloads() -> dict[str, Workload]:
-    """The MLPerf LLM workloads (lengths and Server limits) by benchmark key."""
-    out = {}
-    for key, d in _read_toml("workloads.toml").items():
-        out[key] = Workload(
-            key=key,
-            model=str(d["model"]),
-            samples=int(d["samples"]),
-            isl_mean=float(d["isl_mean"]),
-            osl_mean=float(d["osl_mean"]),
-            ttft_ms=float(d["ttft_ms"]),
-            tpot_ms=float(d["tpot_ms"]),
-            isl_assumed=bool(d.get("isl_assumed", False)),
-            source=str(d["source"]),
-        )
-    return out
+    """The MLPerf LLM workloads (lengths and latency limits) by benchmark key."""
+    return {k: _workload(k, d) for k, d in _read_toml("workloads.toml").items()}
 
 
 T = TypeVar("T")
@@ -266,8 +452,15 @@ def _lookup(table: Mapping[str, T], name: str, what: str) -> T:
 
 
 def get_accelerator(name: str, user_file: Path | None = None) -> Accelerator:
-    """Look an accelerator up by key or alias; unknown names list the known keys."""
-    return _lookup(accelerators(user_file), name, "accelerator")
+    """Look an accelerator up by key, alias or device name; unknown names list the keys."""
+    table = accelerators(user_file)
+    try:
+        return _lookup(table, name, "accelerator")
+    except ConfigError:
+        found = match_accelerator(name)
+        if found is not None and user_file is None:
+            return found
+        raise
 
 
 def get_model(name: str, user_file: Path | None = None) -> ModelArch:
@@ -290,11 +483,16 @@ def get_workload(name: str) -> Workload:
 
 
 def match_accelerator(raw: str) -> Accelerator | None:
-    """Map an MLPerf accelerator string to a SKU by its longest matching alias."""
-    text = raw.lower()
+    """Map an MLPerf accelerator string or a device name to a SKU by its longest alias."""
+    text = raw.lower().replace("_", "-")
     best: tuple[int, Accelerator] | None = None
     for acc in _builtin_accelerators().values():
         for alias in (acc.key, *acc.aliases):
-            if alias in text and (best is None or len(alias) > best[0]):
+            if (best is None or len(alias) > best[0]) and _contains(text, alias):
                 best = (len(alias), acc)
     return best[1] if best else None
+
+
+def _contains(text: str, alias: str) -> bool:
+    """``alias`` in ``text`` as whole words ("l4" is not in "l40s", "b200" not in "gb200")."""
+    return re.search(rf"(?<![a-z0-9]){re.escape(alias)}(?![a-z0-9])", text) is not None

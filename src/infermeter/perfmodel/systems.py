@@ -2,25 +2,31 @@
 
 This is the entry point for callers that think in systems ("8 x h100-sxm
 serving llama2-70b"), such as the planner, the simulated SUT and serve-sim.
+The shipped coefficients (or ``coefficients``: a fit name or JSON file) set the
+speed of the system's stack, part, precision and benchmark, so serve-sim and
+the planner predict what ``model predict`` validates.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 from infermeter.errors import ConfigError
-from infermeter.perfmodel.calibrate import efficiency_for
+from infermeter.perfmodel.calibrate import efficiency_for, load_coefficients
 from infermeter.perfmodel.roofline import Deployment
 from infermeter.perfmodel.simulator import ServingConfig
 from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload
-from infermeter.perfmodel.throughput import SystemSpec, best_tp, tp_options
+from infermeter.perfmodel.throughput import (
+    MAX_BATCH_PER_ACCELERATOR,
+    SystemSpec,
+    best_config,
+    tp_options,
+)
 
 
 def default_precision(accelerator: str) -> str:
     """The lowest precision the part computes natively (what MLPerf submitters run)."""
-    acc = get_accelerator(accelerator)
-    return next(p for p in ("fp4", "fp8", "bf16") if acc.supports(p))
+    return get_accelerator(accelerator).lowest_precision()
 
 
 def build_system(
@@ -32,12 +38,13 @@ def build_system(
     tp: int | None = None,
     router: str = "least-loaded",
     stack: str = "trt-llm",
-    calibration: Path | None = None,
+    coefficients: str | None = None,
 ) -> ServingConfig:
     """``count`` accelerators serving ``model`` as ``count / tp`` replicas.
 
     Missing ``precision`` -> the part's lowest native one; missing ``tp`` -> the
-    size with the best Offline throughput. Coefficients come from calibration.
+    replica shape with the best Server throughput (expert parallel for MoE where
+    it wins). Coefficients come from calibration.
     """
     acc = get_accelerator(accelerator)
     arch = get_model(model)
@@ -45,15 +52,30 @@ def build_system(
         raise ConfigError(f"Accelerator count must be >= 1 (got {count}).")
     prec = precision or default_precision(acc.key)
     wl = get_workload(arch.key)
-    eff = efficiency_for(acc.key, prec, stack=stack, benchmark=wl.key, path=calibration)
+    coef = load_coefficients(coefficients) if coefficients else None
+    eff = efficiency_for(
+        acc.key, prec, stack=stack, benchmark=wl.key, coefficients=coef
+    )
+    system = SystemSpec(acc, count, arch, prec)
     if tp is None:
-        tp = best_tp(SystemSpec(acc, count, arch, prec), wl, eff)
+        choice = best_config(system, wl, "Server", eff)
+        tp, ep = choice.tp, choice.ep
+    else:
+        ep = False
     if tp not in tp_options(count):
         raise ConfigError(
             f"TP size {tp} must divide the accelerator count {count}; "
             f"choose one of {tp_options(count)}."
         )
-    dep = Deployment(acc, arch, prec, tp)
+    dep = Deployment(
+        acc,
+        arch,
+        prec,
+        tp,
+        ep=ep,
+        domain=min(acc.scaleup_domain, count),
+        max_batch=MAX_BATCH_PER_ACCELERATOR * tp,
+    )
     dep.check_fits(wl.isl_mean + wl.osl_mean)
     return ServingConfig(dep, eff, replicas=count // tp, router=router)
 

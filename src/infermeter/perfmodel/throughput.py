@@ -1,11 +1,14 @@
-"""Steady-state Offline and Server throughput of a system from the step-time roofline.
+"""Steady-state Offline, Server and Interactive throughput of a system from the roofline.
 
 A replica at batch ``B`` admits ``B / OSL`` new sequences per step, so each step
 carries ``B`` decode tokens plus ``B * ISL / OSL`` prefill tokens (chunked
-prefill, spec section 3.1 "throughput regime"). Offline runs at the largest
-batch the KV cache holds; Server at the largest batch whose step stays under
-the TPOT limit with headroom for the p99. The tensor-parallel size is the one
-that maximises throughput (submitters tune it).
+prefill, spec section 3.1 "throughput regime"); a running sequence holds the
+resident context ``ISL + E[OSL^2] / (2 E[OSL])`` of KV cache. Offline runs at
+the largest batch the KV cache holds; Server and Interactive at the largest
+batch whose step, per emitted token, stays under the scenario's TPOT bound with
+headroom for the p99 (the tighter Interactive bound limits the batch: it is
+never the Offline answer). The replica shape (accelerators per replica, tensor
+or expert parallel) is the one that maximises throughput: submitters tune it.
 """
 
 from __future__ import annotations
@@ -23,8 +26,11 @@ from infermeter.perfmodel.roofline import (
 )
 from infermeter.perfmodel.specs import Accelerator, ModelArch, Workload
 
-TPOT_HEADROOM = 0.85  # mean step vs the p99 TPOT limit
-_BATCH_POINTS = 32
+TPOT_HEADROOM = 0.85  # mean step vs the p99 TPOT bound
+MAX_BATCH_PER_ACCELERATOR = 2048
+SPEC_DRAFT = 3  # drafted tokens verified per step when speculative decoding is on
+_BATCH_POINTS = 40
+_PENALTY = 3.0  # how fast an infeasible (too slow) configuration loses throughput
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,14 +43,47 @@ class SystemSpec:
     precision: str
 
 
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """The best replica shape and its operating point (predicted, derived)."""
+
+    tp: int
+    ep: bool
+    batch: int
+    step_s: float
+    tokens_per_s: float
+    feasible: bool
+
+
 def tp_options(count: int) -> list[int]:
-    """Tensor-parallel sizes that divide ``count`` (powers of two)."""
-    return [t for t in (1, 2, 4, 8, 16, 32, 64) if t <= count and count % t == 0]
+    """Replica sizes that divide ``count``: powers of two and the whole system."""
+    sizes = {t for t in (1, 2, 4, 8, 16, 32, 64) if t <= count and count % t == 0}
+    return sorted(sizes | {count})
+
+
+def deployments(system: SystemSpec) -> list[Deployment]:
+    """Every replica shape to try: each size, tensor or expert parallel for MoE."""
+    out = []
+    for tp in tp_options(system.count):
+        modes = [False, True] if system.model.is_moe and tp > 1 else [False]
+        for ep in modes:
+            out.append(
+                Deployment(
+                    system.accelerator,
+                    system.model,
+                    system.precision,
+                    tp,
+                    ep=ep,
+                    domain=min(system.accelerator.scaleup_domain, system.count),
+                    max_batch=MAX_BATCH_PER_ACCELERATOR * tp,
+                )
+            )
+    return out
 
 
 def max_batch(dep: Deployment, wl: Workload) -> int:
-    """Largest batch the KV cache holds when each sequence reserves ISL + OSL tokens."""
-    per_seq = dep.kv_bytes_per_token * (wl.isl_mean + wl.osl_mean)
+    """Largest batch the KV cache holds at the workload's resident context."""
+    per_seq = dep.kv_bytes_per_token * dep.kv_copies * wl.resident_context * wl.beams
     return int(min(dep.max_batch, max(0.0, dep.free_bytes) // per_seq))
 
 
@@ -53,25 +92,51 @@ def _batches(b_max: int) -> FloatArray:
     return pts.astype(float)
 
 
-def _grid_step(
+def _step(
     dep: Deployment,
     eff: Efficiency,
     wl: Workload,
     b: FloatArray,
-    eta_c: FloatArray,
-    eta_m: FloatArray,
+    speed: FloatArray,
+    processed: float,
 ) -> FloatArray:
-    context = np.full_like(b, wl.isl_mean + wl.osl_mean / 2.0)
+    ctx = np.full_like(b, wl.resident_context)
     return step_time_s(
         dep,
         eff,
-        decode=b,
-        context=context,
+        decode=b * processed * wl.beams,
+        context=ctx,
         prefill=b * wl.isl_mean / wl.osl_mean,
         prefill_context=np.full_like(b, wl.isl_mean / 2.0),
-        compute_eff=eta_c,
-        memory_eff=eta_m,
+        compute_eff=eff.compute * speed,
+        memory_eff=eff.memory * speed,
     )
+
+
+def _replica_grid(
+    dep: Deployment, wl: Workload, scenario: str, eff: Efficiency, speed: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Per speed: best throughput of one replica, its batch and its step time."""
+    b_max = max_batch(dep, wl)
+    shape = speed.shape
+    if b_max < 1:
+        zero = np.zeros(shape)
+        return zero, zero, zero
+    emitted = wl.spec_tokens(scenario)
+    processed = 1.0 + SPEC_DRAFT if emitted > 1.0 else 1.0
+    b = _batches(b_max)
+    step = _step(dep, eff, wl, b, speed[..., None], processed)
+    thr = b * emitted / step
+    limits = wl.limits(scenario)
+    if limits is not None:
+        bound = limits[1] / 1e3 * TPOT_HEADROOM
+        per_token = step / emitted
+        late = np.maximum(per_token / bound, 1.0)
+        thr = np.where(per_token <= bound, thr, thr / late**_PENALTY / 1e3)
+    k = np.argmax(thr, axis=-1)
+    pick = np.take_along_axis
+    best = pick(thr, k[..., None], axis=-1)[..., 0]
+    return best, b[k], pick(step, k[..., None], axis=-1)[..., 0]
 
 
 def throughput_grid(
@@ -79,66 +144,69 @@ def throughput_grid(
     wl: Workload,
     scenario: str,
     eff: Efficiency,
-    eta_c: FloatArray,
-    eta_m: FloatArray,
+    speed: FloatArray,
 ) -> FloatArray:
-    """System output tokens/s (before the Server derate) for every (eta_c, eta_m).
+    """System output tokens/s (before the Server derate) at every ``speed`` factor.
 
-    ``eta_c`` and ``eta_m`` broadcast against each other; the result has their
-    broadcast shape. Raises ConfigError when no TP size fits the model.
+    ``speed`` multiplies the compute and memory efficiency of ``eff``. Raises
+    ConfigError when no replica shape fits the model.
     """
-    shape = np.broadcast_shapes(eta_c.shape, eta_m.shape)
-    best = np.zeros(shape)
-    limit = wl.tpot_ms / 1e3 * TPOT_HEADROOM
-    for tp in tp_options(system.count):
-        dep = Deployment(system.accelerator, system.model, system.precision, tp)
-        b_max = max_batch(dep, wl)
-        if b_max < 1:
-            continue
-        b = _batches(b_max)
-        step = _grid_step(dep, eff, wl, b, eta_c[..., None], eta_m[..., None])
-        thr = b / step
-        if scenario == "Server":
-            thr = np.where(step <= limit, thr, 0.0)
-        best = np.maximum(best, (system.count // tp) * thr.max(axis=-1))
+    best = np.zeros(speed.shape)
+    for dep in deployments(system):
+        thr, _, _ = _replica_grid(dep, wl, scenario, eff, speed)
+        best = np.maximum(best, (system.count // dep.tp) * thr)
     if not np.any(best > 0):
         raise ConfigError(
             f"{system.model.name} at {system.precision.upper()} does not fit on "
-            f"{system.count} x {system.accelerator.name} at any TP size."
+            f"{system.count} x {system.accelerator.name} at any replica size."
         )
     return best
 
 
-def predict(system: SystemSpec, wl: Workload, scenario: str, eff: Efficiency) -> float:
-    """Predicted system output tokens/s under ``scenario`` (Offline or Server)."""
+def best_config(
+    system: SystemSpec, wl: Workload, scenario: str, eff: Efficiency
+) -> Choice:
+    """The replica shape with the highest throughput under ``scenario``."""
     one = np.asarray([1.0])
-    grid = throughput_grid(
-        system, wl, scenario, eff, one * eff.compute, one * eff.memory
+    found: Choice | None = None
+    for dep in deployments(system):
+        thr, b, step = _replica_grid(dep, wl, scenario, eff, one)
+        total = (system.count // dep.tp) * float(thr[0])
+        if total > 0 and (found is None or total > found.tokens_per_s):
+            limits = wl.limits(scenario)
+            ok = limits is None or float(step[0]) / wl.spec_tokens(scenario) <= (
+                limits[1] / 1e3 * TPOT_HEADROOM
+            )
+            found = Choice(dep.tp, dep.ep, int(b[0]), float(step[0]), total, ok)
+    if found is None:
+        raise ConfigError(
+            f"{system.model.name} at {system.precision.upper()} does not fit on "
+            f"{system.count} x {system.accelerator.name} at any replica size."
+        )
+    return found
+
+
+def replica_throughput(
+    dep: Deployment, wl: Workload, scenario: str, eff: Efficiency
+) -> tuple[float, int, float, bool]:
+    """One replica's tokens/s (before the derate), batch, step time and whether the
+    scenario's TPOT bound is met."""
+    thr, b, step = _replica_grid(dep, wl, scenario, eff, np.asarray([1.0]))
+    limits = wl.limits(scenario)
+    emitted = wl.spec_tokens(scenario)
+    ok = float(thr[0]) > 0 and (
+        limits is None or float(step[0]) / emitted <= limits[1] / 1e3 * TPOT_HEADROOM
     )
-    derate = eff.server if scenario == "Server" else 1.0
+    return float(thr[0]), int(b[0]), float(step[0]), ok
+
+
+def predict(system: SystemSpec, wl: Workload, scenario: str, eff: Efficiency) -> float:
+    """Predicted system output tokens/s under ``scenario`` (Offline, Server, Interactive)."""
+    grid = throughput_grid(system, wl, scenario, eff, np.asarray([1.0]))
+    derate = eff.server if scenario != "Offline" else 1.0
     return float(grid[0]) * derate
 
 
 def best_tp(system: SystemSpec, wl: Workload, eff: Efficiency) -> int:
-    """The TP size with the highest Offline throughput."""
-    scores = {}
-    one = np.asarray([1.0])
-    for tp in tp_options(system.count):
-        sub = SystemSpec(system.accelerator, tp, system.model, system.precision)
-        try:
-            scores[tp] = (
-                float(
-                    throughput_grid(
-                        sub, wl, "Offline", eff, one * eff.compute, one * eff.memory
-                    )[0]
-                )
-                / tp
-            )
-        except ConfigError:
-            continue
-    if not scores:
-        raise ConfigError(
-            f"{system.model.name} at {system.precision.upper()} does not fit on "
-            f"{system.count} x {system.accelerator.name} at any TP size."
-        )
-    return max(scores, key=lambda t: scores[t])
+    """The replica size with the highest Offline throughput."""
+    return best_config(system, wl, "Offline", eff).tp

@@ -83,8 +83,8 @@ def figures(data: dict[str, Any]) -> list[Figure]:
             _line(_source_name(sources, s["source"]), s["t_s"], s["values"])
             for s in mine
         ]
-        title = f"{mine[0]['title']} [{mine[0].get('metric', 'derived')}]"
-        axes = layout(title, "s since the run started", mine[0]["unit"])
+        unit = f"{mine[0]['unit']} ({mine[0].get('metric', 'derived')})"
+        axes = layout(mine[0]["title"], "s since the run started", unit)
         out.append({"data": lines, "layout": axes})
     return out
 

@@ -1,8 +1,13 @@
-"""Accelerator names: MLCommons strings to a short name plus a kept variant.
+"""Accelerator names: one scheme for published rows, runs, flags and price tables.
 
-"NVIDIA H200-SXM-141GB-CTS" -> ("H200 SXM", "CTS"); power caps such as
-"750W" or "Power Cap 1000 W" stay in the variant, so capped systems never merge
-silently with uncapped ones.
+A part the performance model knows is named by its spec key (``h200-sxm``,
+``b200``, ``rtx-pro-6000``, ``mi355x``: ``infermeter model specs``), whatever
+the spelling: an MLCommons string ("NVIDIA H200-SXM-141GB-CTS"), an NVML or
+ROCm device name ("NVIDIA H200", "AMD Instinct MI300X") or an alias. What sets a
+system apart from the stock part stays in the variant: a power cap ("1000 W
+power cap"), CTS, virtualisation, or a mix of parts ("32x mi300x + 16x
+mi325x"), so such systems are named as such, never merged silently. A part
+without a spec keeps a cleaned-up name of its own.
 """
 
 from __future__ import annotations
@@ -11,18 +16,15 @@ import re
 from dataclasses import dataclass
 
 from infermeter.errors import ConfigError
+from infermeter.perfmodel.parts import resolve_parts
+from infermeter.perfmodel.specs import accelerators
 
 _VENDOR = re.compile(
-    r"^(NVIDIA|AMD Instinct|AMD|Intel|Google|Tesla|Qualcomm|UntetherAI)\s+", re.I
+    r"^(NVIDIA|AMD Instinct|AMD|Intel(?:\(R\))?|Google|Tesla|Qualcomm|UntetherAI)\s+",
+    re.I,
 )
 _POWER = re.compile(r"(?:power\s*cap\s*)?(\d{3,4})\s*W\b", re.I)
-_MEMORY = re.compile(r"[-\s]?(\d{2,3})\s*GB?\b", re.I)
-_FORM = {"SXM": "SXM", "PCIE": "PCIe", "NVL": "NVL", "OAM": "OAM"}
-# Tokens that describe a partition mode, memory type or packaging, not a part.
-_DROP = {"NPS1", "SPX", "CPX", "GRACE", "HOPPER", "SUPERCHIP", "GPU", "GEFORCE"}
-_DROP_RE = re.compile(r"^HBM\d?E?$", re.I)
-# Words without digits that still belong to the product name.
-_NAME_WORDS = {"TPU", "RTX", "JETSON", "AGX", "ORIN"}
+_MEMORY = re.compile(r"(?<![A-Za-z0-9])\d{2,3}\s*GB?(?![A-Za-z0-9])", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +37,7 @@ class Accelerator:
 
     @property
     def slug(self) -> str:
-        """Lower-case key used by price tables and flags, e.g. ``h100-sxm``."""
+        """Key used by price tables and flags: the spec key, e.g. ``h100-sxm``."""
         return slugify(self.name)
 
     @property
@@ -44,48 +46,46 @@ class Accelerator:
 
 
 def slugify(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    return re.sub(r"[^a-z0-9+]+", "-", name.lower()).strip("-")
 
 
-def normalise(raw: str) -> Accelerator:
-    """Map an MLCommons accelerator string to a short name and a variant."""
+def _fallback(text: str) -> Accelerator:
+    """A part without a spec: vendor, memory size and wattage out, words kept."""
+    power = _POWER.search(text)
+    variant = f"{power.group(1)} W" if power else ""
+    name = _VENDOR.sub("", _POWER.sub(" ", text).replace("Power Cap", " "))
+    name = _MEMORY.sub(" ", name)
+    name = re.sub(r"\(\s*\)|\[[^\]]*\]", " ", name)
+    name = re.sub(r"\s+", " ", name).strip(" -,")
+    return Accelerator(text, name, variant)
+
+
+def normalise(raw: str, system: str = "") -> Accelerator:
+    """Map an MLCommons string or a device name to the one part name and a variant."""
     text = raw.strip()
     if not text:
         return Accelerator(raw, "", "")
-    power = _POWER.search(text)
-    variant_parts = [f"{power.group(1)}W"] if power else []
-    text = _POWER.sub(" ", text) if power else text
-    text = _VENDOR.sub("", text).replace("Power Cap", " ")
-    tokens = [t for t in re.split(r"[-\s]+", text) if t]
-    name_parts: list[str] = []
-    memory = ""
-    for token in tokens:
-        upper = token.upper()
-        if upper in _DROP or _DROP_RE.match(token):
-            continue
-        if _MEMORY.fullmatch(token):
-            memory = upper if upper.endswith("GB") else upper.rstrip("G") + "GB"
-        elif upper in _FORM:
-            name_parts.append(_FORM[upper])
-        elif upper in _NAME_WORDS or any(c.isdigit() for c in token):
-            name_parts.append(
-                token.upper() if re.fullmatch(r"[a-z]\d{2,}", token) else token
-            )
-        else:
-            variant_parts.insert(len(variant_parts) - bool(power), token)
-    # Memory only matters where the same chip ships with several sizes (GH200).
-    if memory and name_parts and name_parts[0].upper() == "GH200":
-        variant_parts.insert(0, memory)
-    return Accelerator(raw, " ".join(name_parts), " ".join(variant_parts))
+    match = resolve_parts(text, system=system)
+    if match is None:
+        return _fallback(text)
+    if match.mixed:
+        body = " + ".join(f"{n}x {acc.key}" for acc, n in match.parts)
+        return Accelerator(raw, match.key, f"{body}, mixed parts")
+    return Accelerator(raw, match.key, match.variant)
 
 
 def resolve_gpu(text: str, known: list[str]) -> str:
-    """Match a user's GPU name against known slugs; one-line error when unknown."""
-    slug = slugify(normalise(text).name) or slugify(text)
-    for candidate in (slugify(text), slug):
+    """A user's GPU name (key, alias, MLPerf or NVML name) to a known key; one-line
+    error listing the known ones otherwise."""
+    for candidate in (slugify(text), normalise(text).slug):
         if candidate in known:
             return candidate
     raise ConfigError(
         f"Unknown GPU {text!r}. Known: {', '.join(sorted(known))} "
         "(add it to your price file with --prices FILE)."
     )
+
+
+def known_parts() -> list[str]:
+    """Every part key the model has specs for."""
+    return sorted(accelerators())

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.errors import ConfigError
-from infermeter.results.accelerators import resolve_gpu
+from infermeter.results.accelerators import normalise, resolve_gpu
 
 SECONDS_PER_HOUR = 3600.0
 _OFFER_KEYS = ("gpu", "usd_per_gpu_hour", "provider", "price_type", "retrieved_at")
@@ -70,7 +70,7 @@ class PriceTable:
 
 def load_prices(user_file: str | Path | None = None) -> PriceTable:
     """The shipped example prices, overridden by ``user_file`` when given."""
-    text = resources.files("infermeter.results").joinpath("data", "prices.toml")
+    text = resources.files("infermeter.perfmodel").joinpath("data", "prices.toml")
     table = _parse(text.read_text(encoding="utf-8"), "built-in prices.toml")
     if user_file is None:
         return table
@@ -107,7 +107,7 @@ def _offer(raw: dict[str, Any], name: str) -> Offer:
     if not isinstance(price, int | float) or price <= 0:
         raise ConfigError(f"usd_per_gpu_hour must be > 0 in {name!r} (got {price!r}).")
     return Offer(
-        gpu=str(raw["gpu"]).lower(),
+        gpu=normalise(str(raw["gpu"])).slug,
         usd_per_gpu_hour=float(price),
         provider=str(raw["provider"]),
         price_type=str(raw["price_type"]),

@@ -30,6 +30,18 @@ class ClientReport:
     fleet: dict[str, Any] | None = None  # per-replica figures of a fleet SUT
 
 
+def scale_of(sut: object) -> dict[str, Any]:
+    """How many client processes ``sut`` runs, its clock error bound and its advice."""
+    out: dict[str, Any] = {"workers": int(getattr(sut, "workers", 1) or 1)}
+    bound = getattr(sut, "clock_error_bound_ns", None)
+    if callable(bound):
+        out["clock_error_ns"] = int(bound())
+    advice = getattr(sut, "scale_advice", None)
+    if isinstance(advice, str):
+        out["more_advice"] = advice
+    return out
+
+
 def collect(sut: object, outcome: RunOutcome, meter: CpuMeter) -> ClientReport:
     """SUT counters and send times (SUTs that have them), and the client's verdict on itself."""
     report = ClientReport()
@@ -66,7 +78,7 @@ def collect(sut: object, outcome: RunOutcome, meter: CpuMeter) -> ClientReport:
         sent_ns=report.sent_ns,
         cpu_s=meter.cpu_s,
         wall_s=meter.wall_s,
-        workers=int(getattr(sut, "workers", 1) or 1),
+        **scale_of(sut),
     )
     report.certification = verdict.as_dict()
     if not _any_completed(phase):

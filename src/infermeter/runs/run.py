@@ -12,7 +12,12 @@ from typing import Any
 from infermeter.clock import Clock, MonotonicClock
 from infermeter.compat.official import OfficialOutcome, run_official
 from infermeter.errors import ConfigError, InfermeterError
-from infermeter.loadgen.conf import settings_from_confs
+from infermeter.loadgen.conf import (
+    AUDIT_WARNING,
+    apply_conf,
+    load_conf_file,
+    settings_from_confs,
+)
 from infermeter.loadgen.engine import Progress
 from infermeter.loadgen.interfaces import SystemUnderTest
 from infermeter.loadgen.runner import RunOutcome, run_test
@@ -87,6 +92,7 @@ class RunRequest:
     metrics_urls: list[str] | None = None
     metrics_interval_s: float = 1.0
     preflight: bool = True  # check an openai endpoint before sending load
+    audit_config: Path | None = None  # an MLPerf audit.config, applied last
 
 
 @dataclass
@@ -118,6 +124,15 @@ def build_settings(
         if key not in OVERRIDABLE:
             raise ConfigError(f"{key} cannot be overridden here")
         setattr(settings, key, value)
+    if request.audit_config is not None:
+        # Last, over the command line too, as LoadGen applies it at StartTest.
+        warnings += apply_conf(
+            settings,
+            load_conf_file(request.audit_config),
+            model=bench.conf_model,
+            scenario=request.scenario,
+            conf_type="audit",
+        )
     settings.validate()
     return settings, warnings
 
@@ -165,6 +180,7 @@ def execute(
         benchmark=bench.name,
         token_run=settings.use_token_latencies,
         options=dict(request.sut_options),
+        mode=settings.mode,
     )
     sampler = PowerSampler()  # NVML on GPUs, RAPL on CPUs, where readable
     checks: dict[str, Any] | None = None
@@ -172,7 +188,7 @@ def execute(
         checks = _before_load(request, bench.name, sut, settings, qsl, on_note)
         streamed = bool(getattr(sut, "streams", True))
         scraper = _start_scraper(request, sut, context.options, clock, on_note)
-        with CpuMeter() as meter:
+        with CpuMeter.of(sut) as meter:
             sampler.start()
             try:
                 outcome = _run_engine(
@@ -307,6 +323,7 @@ def _run_engine(
             trace=request.trace,
             clock=clock,
             on_phase=on_phase,
+            audit_config=request.audit_config,
         )
     return run_test(
         sut,
@@ -316,6 +333,7 @@ def _run_engine(
         progress=progress,
         on_phase=on_phase,
         stop=watch_reachability(sut),
+        warnings=(AUDIT_WARNING,) if request.audit_config is not None else (),
     )
 
 

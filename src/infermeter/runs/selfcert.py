@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import resource
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,6 +49,7 @@ class ClientCertification:
     client_bound: bool
     reasons: list[str] = field(default_factory=list)
     advice: list[str] = field(default_factory=list)
+    clock_error_ns: int | None = None
 
     @property
     def cpu_fraction(self) -> float:
@@ -67,28 +69,51 @@ class ClientCertification:
             "cpu_s_per_1000_requests": round(self.cpu_s_per_1000, 4),
             "requests": self.requests,
             "client_bound": self.client_bound,
+            "clock_error_ns": self.clock_error_ns,
             "reasons": self.reasons,
             "advice": self.advice,
         }
 
 
 class CpuMeter:
-    """CPU seconds (user + system, this process and its waited-for children)."""
+    """CPU seconds of the whole client: this process, its waited-for children, and
+    the client processes a SUT runs elsewhere (worker processes, Ray actors).
 
-    def __init__(self) -> None:
+    ``clients`` is a SUT's ``client_cpu_s`` (CPU its client processes have used
+    so far); servers a SUT starts (the ``sim`` endpoint) are not the client and
+    are not counted.
+    """
+
+    def __init__(self, clients: Callable[[], float] | None = None) -> None:
         self.cpu_s = 0.0
         self.wall_s = 0.0
+        self.client_processes_cpu_s = 0.0
+        self._clients = clients
         self._cpu0 = 0.0
+        self._remote0 = 0.0
         self._wall0 = 0.0
 
+    @classmethod
+    def of(cls, sut: object) -> CpuMeter:
+        """A meter that also counts ``sut``'s client processes, where it has any."""
+        clients = getattr(sut, "client_cpu_s", None)
+        return cls(clients if callable(clients) else None)
+
     def __enter__(self) -> CpuMeter:
+        self._remote0 = self._clients() if self._clients else 0.0
         self._cpu0 = _cpu_now()
         self._wall0 = time.perf_counter()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.cpu_s = _cpu_now() - self._cpu0
         self.wall_s = time.perf_counter() - self._wall0
+        own = _cpu_now() - self._cpu0
+        if self._clients is not None:
+            try:
+                self.client_processes_cpu_s = self._clients() - self._remote0
+            except Exception:  # a dead client: its CPU is lost, the run says why
+                self.client_processes_cpu_s = 0.0
+        self.cpu_s = own + self.client_processes_cpu_s
 
 
 def _cpu_now() -> float:
@@ -116,8 +141,14 @@ def certify(
     wall_s: float,
     bounds: CertBounds | None = None,
     workers: int = 1,
+    clock_error_ns: int | None = None,
+    more_advice: str = "add worker processes (--workers N)",
 ) -> ClientCertification:
-    """Judge the client from per-request times (absolute ns, -1 = never) and CPU."""
+    """Judge the client from per-request times (absolute ns, -1 = never) and CPU.
+
+    ``clock_error_ns``: how far remote clients' corrected stamps may be off;
+    past the lateness bound, their times cannot be trusted to that bound.
+    """
     bounds = bounds or CertBounds()
     ok = issued_ns >= 0
     issue = percentiles(issued_ns[ok] - scheduled_ns[ok])
@@ -138,14 +169,12 @@ def certify(
             f"client CPU {fraction:.0%} of {workers} core(s) > "
             f"{bounds.cpu_fraction:.0%}"
         )
-    advice = (
-        [
-            "add worker processes (--workers N)",
-            "or lower the request rate / concurrency",
-        ]
-        if reasons
-        else []
-    )
+    if clock_error_ns is not None and clock_error_ns > bounds.lateness_p99_ns:
+        reasons.append(
+            f"remote clients' clock offset uncertain by {clock_error_ns / 1e6:.3f} ms > "
+            f"{bounds.lateness_p99_ns / 1e6:g} ms"
+        )
+    advice = [more_advice, "or lower the request rate / concurrency"] if reasons else []
     return ClientCertification(
         send_lateness_ns=send,
         issue_lateness_ns=issue,
@@ -155,4 +184,5 @@ def certify(
         client_bound=bool(reasons),
         reasons=reasons,
         advice=advice,
+        clock_error_ns=clock_error_ns,
     )

@@ -111,7 +111,10 @@ class Scraper:
                 track.values.append(value)
 
     def document(self, start_ns: int, replicas: list[str]) -> dict[str, Any]:
-        """The ``server_metrics.json`` document; times in s from ``start_ns``."""
+        """The ``server_metrics.json`` document; times in s from ``start_ns``.
+
+        ``replicas``: the endpoints' base URLs, to name each source's replica.
+        """
         series = []
         for (i, key), track in sorted(self._tracks.items()):
             meta = BY_KEY[key]
@@ -130,13 +133,16 @@ class Scraper:
                     "values": [round(v, 6) for v in values],
                 }
             )
+        # A source is a replica's when it is that replica's own /metrics; other
+        # URLs (a DCGM exporter, a router) belong to none.
+        owner = {metrics_url(u): u for u in replicas}
         return {
             "label": LABEL,
             "interval_s": self.interval_s,
             "sources": [
                 {
                     "url": url,
-                    "replica": replicas[i] if i < len(replicas) else None,
+                    "replica": owner.get(url),
                     "scrapes": self.scrapes[i],
                     "errors": self.errors[i],
                 }

@@ -68,6 +68,17 @@ class SimEndpointSUT:
     def workers(self) -> int:
         return int(getattr(self.http, "workers", 1) or 1)
 
+    @property
+    def issue_ahead_ns(self) -> int:
+        return int(getattr(self.http, "issue_ahead_ns", 0) or 0)
+
+    def __getattr__(self, name: str) -> Any:
+        # Remote-client extras (client_cpu_s, clock_error_bound_ns, scale_advice)
+        # are the HTTP SUT's; missing ones stay missing.
+        if name in ("client_cpu_s", "clock_error_bound_ns", "scale_advice"):
+            return getattr(self.http, name)
+        raise AttributeError(name)
+
     def stats(self) -> dict[str, Any]:
         """The client's counts plus the simulated endpoint's (steps, late steps)."""
         client = getattr(self.http, "stats", None)

@@ -244,7 +244,9 @@ class MockProcess:
         self._process = ctx.Process(
             target=_serve_child,
             args=(self.config, self.host, self.port, self.workers, writer),
-            daemon=True,
+            # A daemon process may not start the other server processes; stop()
+            # terminates this one, which stops them.
+            daemon=self.workers == 1,
         )
         self._process.start()
         for _ in range(600):

@@ -1,253 +1,239 @@
-"""Several HTTP client processes behind one SUT, for loads one process cannot drive.
+"""Worker processes as remote clients: the process transport of ``suts/remote.py``.
 
-Each worker runs an ``OpenAIHttpSUT`` on its own event loop (its own GIL). The
-parent splits every batch across workers with one pipe message per worker;
-workers send back first tokens, completions and failures a loop iteration at a
-time, and a receiver thread hands them to the engine's sink. Workers stamp
-each event with ``perf_counter_ns`` (system-wide CLOCK_MONOTONIC, the base of
-``MonotonicClock``); when the sink takes ``at_ns`` those stamps are used, else
-the pipe hop (tens of microseconds) is added to each time.
+Each worker is a spawned process running a ``RemoteAgent`` (its own GIL and
+event loop). Two pipes per worker: the control pipe carries slices and
+round-trip calls (clock, report, reset), the event pipe carries the agent's
+stamped events back. A receiver watches the event pipes and the processes'
+sentinels, so a worker that dies is seen at once, also during start-up.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import multiprocessing
+import pickle
+import signal
 import threading
 import time
-from collections.abc import Sequence
+import traceback
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
-from infermeter.clock import Clock, MonotonicClock
-from infermeter.errors import ConfigError
-from infermeter.loadgen.interfaces import (
-    CompletionSink,
-    IdArray,
-    QueryBatch,
-    ResponseData,
-    Stamps,
-)
+from infermeter.clock import Clock
+from infermeter.errors import SUTError
+from infermeter.loadgen.interfaces import IdArray
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig
 from infermeter.suts.prompts import PromptSource
+from infermeter.suts.remote import ClientLost, RemoteClientSUT
+from infermeter.suts.remote_agent import Event, portable_prompts
+
+START_TIMEOUT_S = 120.0  # spawning and importing on a loaded machine
+CALL_TIMEOUT_S = 60.0
+# Slices go out this early; the worker sends at the scheduled time, so the
+# pipe hop never shows as lateness.
+ISSUE_AHEAD_NS = 5_000_000
 
 
-class _ForwardSink:
-    """The worker's sink: buffers events and sends them once per loop iteration."""
-
-    def __init__(self, conn: Connection) -> None:
-        self._conn = conn
-        self._events: list[tuple[Any, ...]] = []
-        self._loop: Any = None
-        self.wants: dict[int, bool] = {}
-
-    def _push(self, event: tuple[Any, ...]) -> None:
-        if not self._events:
-            self._loop.call_soon(self._flush)
-        self._events.append(event)
-
-    def _flush(self) -> None:
-        events, self._events = self._events, []
-        self._conn.send(("events", events))
-
-    def first_token(
-        self,
-        ids: IdArray,
-        data: Sequence[ResponseData] | None = None,
-        *,
-        at_ns: Stamps | None = None,  # the worker stamps its own times below
-    ) -> None:
-        self._push(("f", int(ids[0]), time.perf_counter_ns()))
-
-    def complete(
-        self,
-        ids: IdArray,
-        *,
-        n_tokens: Any = None,
-        data: Sequence[ResponseData] | None = None,
-        at_ns: Stamps | None = None,
-    ) -> None:
-        payload = bytes(data[0]) if data is not None else None
-        self._push(("c", int(ids[0]), time.perf_counter_ns(), n_tokens, payload))
-
-    def fail(self, ids: IdArray, reason: str) -> None:
-        self._push(("x", int(ids[0]), time.perf_counter_ns(), reason))
-
-    def wants_data(self, ids: IdArray) -> npt.NDArray[np.bool_]:
-        return np.array([self.wants.pop(int(i), False) for i in ids], dtype=np.bool_)
+def _one_line(exc: BaseException) -> str:
+    last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    return last.replace("\n", " ")[:300]
 
 
 def _worker(
-    conn: Connection, config: OpenAIConfig, prompts: PromptSource, key: str | None
+    ctrl: Connection,
+    events: Connection,
+    config: OpenAIConfig,
+    prompts_pickle: bytes,
+    key: str | None,
 ) -> None:
-    from infermeter.suts.openai_http import OpenAIHttpSUT
+    from infermeter.suts.remote_agent import RemoteAgent, host_identity, process_cpu_s
 
-    single = dataclasses.replace(config, workers=1)
-    api_key = ApiKey(key) if key else None
-    sink = _ForwardSink(conn)
-    with OpenAIHttpSUT(single, prompts, api_key=api_key) as sut:
-        sink._loop = sut.loop
+    # Ctrl-C reaches the whole process group: the parent stops its workers itself.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        prompts = pickle.loads(prompts_pickle)
+        agent = RemoteAgent(
+            config, prompts, key, emit=lambda batch: events.send(("events", batch))
+        )
+    except BaseException as exc:  # reported to the parent, which ends the start
+        ctrl.send(("error", _one_line(exc)))
+        return
+    ctrl.send(("ready", {**host_identity(), "ready_ns": time.perf_counter_ns()}))
+    try:
         while True:
-            message = conn.recv()
-            if message[0] == "batch":
-                _, ids, indices, scheduled, wants = message
-                sink.wants.update(zip(ids.tolist(), wants.tolist(), strict=True))
-                sut.issue_query(QueryBatch(ids, indices, scheduled), sink)
-            elif message[0] == "report":
-                ids_sent, sent = sut.send_times()
-                conn.send(("report", ids_sent, sent, sut.stats()))
-            elif message[0] == "reset":
-                sut.reset_records()
+            message = ctrl.recv()
+            op = message[0]
+            if op == "submit":
+                agent.submit(*message[1:])
+            elif op == "now":
+                ctrl.send(("ok", time.perf_counter_ns()))
+            elif op == "report":
+                ctrl.send(("ok", agent.report()))
+            elif op == "cpu":
+                ctrl.send(("ok", process_cpu_s()))
+            elif op == "reset":
+                agent.reset()
+                ctrl.send(("ok", None))
             else:
-                return
+                break
+    except BaseException as exc:
+        with contextlib.suppress(Exception):
+            events.send(("error", _one_line(exc)))
+        raise
+    finally:
+        agent.close()
 
 
-class WorkerPool:
-    """``workers`` processes; ``issue_query`` splits each batch evenly across them."""
+class ProcessTransport:
+    """``workers`` spawned processes, one ``RemoteAgent`` each."""
+
+    kind = "worker"
+    issue_ahead_ns = ISSUE_AHEAD_NS
 
     def __init__(
-        self,
-        config: OpenAIConfig,
-        prompts: PromptSource,
-        api_key: ApiKey | None,
-        *,
-        monotonic: bool = True,
+        self, config: OpenAIConfig, prompts: PromptSource, api_key: ApiKey | None
     ) -> None:
-        ctx = multiprocessing.get_context("spawn")
+        self._config = config
+        self._prompts = portable_prompts(prompts)
         # The key crosses the pipe to the child once; it is never logged.
-        secret = api_key.value if api_key is not None else None
-        self._conns: list[Connection] = []
-        self._procs = []
-        for _ in range(config.workers):
-            parent, child = ctx.Pipe()
-            proc = ctx.Process(
-                target=_worker, args=(child, config, prompts, secret), daemon=True
-            )
-            try:
-                proc.start()
-            except Exception as exc:  # pickling the prompt source is the usual cause
-                raise ConfigError(
-                    f"--workers > 1 needs a picklable prompt source "
-                    f"({exc}); use --workers 1"
-                ) from None
-            self._conns.append(parent)
-            self._procs.append(proc)
-        self._sink: CompletionSink | None = None
-        self._stamped = False
-        self._monotonic = monotonic
-        self._reports: list[tuple[Any, ...]] = []
-        self._reported = threading.Event()
-        self._stop = False
-        self._thread = threading.Thread(
-            target=self._receive, name="infermeter-workers", daemon=True
-        )
-        self._thread.start()
+        self._key = api_key.value if api_key is not None else None
+        self._ctrl: list[Connection] = []
+        self._events: list[Connection] = []
+        self._procs: list[Any] = []
+        self._locks: list[threading.Lock] = []
+        self._gone: set[int] = set()
 
-    def issue(self, batch: QueryBatch, sink: CompletionSink) -> None:
-        if sink is not self._sink:
-            self._sink = sink
-            self._stamped = self._monotonic
-        wants = sink.wants_data(batch.ids)
-        parts = np.array_split(np.arange(len(batch)), len(self._conns))
-        for conn, part in zip(self._conns, parts, strict=True):
-            if part.size:
-                conn.send(
-                    (
-                        "batch",
-                        batch.ids[part],
-                        batch.sample_indices[part],
-                        batch.scheduled_ns[part],
-                        wants[part],
-                    )
+    def start(self) -> list[dict[str, Any]]:
+        ctx = multiprocessing.get_context("spawn")
+        try:
+            for _ in range(self._config.workers):
+                ctrl, child_ctrl = ctx.Pipe()
+                events, child_events = ctx.Pipe(duplex=False)
+                proc = ctx.Process(
+                    target=_worker,
+                    args=(
+                        child_ctrl,
+                        child_events,
+                        self._config,
+                        self._prompts,
+                        self._key,
+                    ),
+                    daemon=True,
                 )
+                proc.start()
+                child_ctrl.close()
+                child_events.close()
+                self._ctrl.append(ctrl)
+                self._events.append(events)
+                self._procs.append(proc)
+                self._locks.append(threading.Lock())
+            return [self._ready(i) for i in range(len(self._procs))]
+        except BaseException:
+            self.close()
+            raise
 
-    def _receive(self) -> None:
-        open_conns = list(self._conns)
-        while open_conns and not self._stop:
-            for ready in wait(open_conns, timeout=0.5):
-                conn = self._conns[self._conns.index(ready)]  # type: ignore[arg-type]
+    def _ready(self, i: int) -> dict[str, Any]:
+        try:
+            reply = self._reply(i, START_TIMEOUT_S)
+        except ClientLost as lost:
+            raise SUTError(f"worker {i} died during start-up: {lost.reason}") from None
+        if reply[0] == "error":
+            raise SUTError(f"worker {i} failed to start: {reply[1]}")
+        identity: dict[str, Any] = reply[1]
+        return identity
+
+    def _reply(self, i: int, timeout_s: float) -> tuple[Any, ...]:
+        """The next control message from worker ``i``, watching for its death."""
+        conn, proc = self._ctrl[i], self._procs[i]
+        ready = wait([conn, proc.sentinel], timeout_s)
+        if conn in ready:
+            with contextlib.suppress(EOFError, OSError):
+                message: tuple[Any, ...] = conn.recv()
+                return message
+        if not ready:
+            raise ClientLost(i, f"no answer within {timeout_s:g} s")
+        proc.join(1)
+        raise ClientLost(i, _exit_reason(proc.exitcode))
+
+    def submit(
+        self,
+        client: int,
+        ids: IdArray,
+        indices: IdArray,
+        scheduled_ns: IdArray,
+        wants: np.ndarray[Any, Any],
+    ) -> None:
+        # A dead worker's pipe fails: the receiver reports it with its reason.
+        with self._locks[client], contextlib.suppress(OSError):
+            self._ctrl[client].send(("submit", ids, indices, scheduled_ns, wants))
+
+    def call(self, client: int, op: str) -> Any:
+        with self._locks[client]:
+            try:
+                self._ctrl[client].send((op,))
+            except OSError:
+                raise SUTError(f"worker {client} is gone") from None
+            try:
+                reply = self._reply(client, CALL_TIMEOUT_S)
+            except ClientLost as lost:
+                raise SUTError(f"worker {client} died: {lost.reason}") from None
+        return reply[1]
+
+    def receive(self, timeout_s: float) -> list[tuple[int, list[Event]]]:
+        live = [i for i in range(len(self._procs)) if i not in self._gone]
+        waitables: list[Any] = [self._events[i] for i in live]
+        waitables += [self._procs[i].sentinel for i in live]
+        ready = set(wait(waitables, timeout_s)) if live else set()
+        if not live:
+            time.sleep(timeout_s)
+        out: list[tuple[int, list[Event]]] = []
+        for i in live:
+            conn = self._events[i]
+            while conn in ready or conn.poll():
+                ready.discard(conn)
                 try:
                     message: tuple[Any, ...] = conn.recv()
                 except (EOFError, OSError):
-                    open_conns.remove(conn)
-                    continue
-                if message[0] == "events":
-                    self._dispatch(message[1])
-                else:
-                    self._reports.append(message)
-                    if len(self._reports) == len(self._conns):
-                        self._reported.set()
-
-    def _dispatch(self, events: list[tuple[Any, ...]]) -> None:
-        sink = self._sink
-        assert sink is not None
-        stamped = self._stamped
-        firsts = [e for e in events if e[0] == "f"]
-        if firsts:
-            ids = np.array([e[1] for e in firsts], dtype=np.int64)
-            if stamped:
-                at = np.array([e[2] for e in firsts], dtype=np.int64)
-                sink.first_token(ids, at_ns=at)
-            else:
-                sink.first_token(ids)
-        for event in events:
-            ids = np.array([event[1]], dtype=np.int64)
-            if event[0] == "c":
-                data = None if event[4] is None else [event[4]]
-                if stamped:
-                    sink.complete(ids, n_tokens=event[3], data=data, at_ns=event[2])
-                else:
-                    sink.complete(ids, n_tokens=event[3], data=data)
-            elif event[0] == "x":
-                sink.fail(ids, event[3])
-
-    def report(self) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
-        """Send times and stats of every worker."""
-        self._reports.clear()
-        self._reported.clear()
-        for conn in self._conns:
-            conn.send(("report",))
-        self._reported.wait(30)
-        ids = (
-            np.concatenate([r[1] for r in self._reports])
-            if self._reports
-            else np.zeros(0)
-        )
-        sent = (
-            np.concatenate([r[2] for r in self._reports])
-            if self._reports
-            else np.zeros(0)
-        )
-        return (
-            ids.astype(np.int64),
-            sent.astype(np.int64),
-            [r[3] for r in self._reports],
-        )
-
-    def reset(self) -> None:
-        for conn in self._conns:
-            conn.send(("reset",))
+                    break
+                if message[0] == "error":
+                    self._gone.add(i)
+                    raise ClientLost(i, message[1])
+                out.append((i, message[1]))
+            if self._procs[i].sentinel in ready and not out:
+                self._gone.add(i)
+                self._procs[i].join(1)
+                raise ClientLost(i, _exit_reason(self._procs[i].exitcode))
+        return out
 
     def close(self) -> None:
-        for conn in self._conns:
-            with contextlib.suppress(OSError):
+        for i, conn in enumerate(self._ctrl):
+            with self._locks[i], contextlib.suppress(OSError):
                 conn.send(("stop",))
         for proc in self._procs:
             proc.join(10)
             if proc.is_alive():
                 proc.terminate()
-        self._stop = True
-        self._thread.join(5)
+                proc.join(5)
+        self._gone.update(range(len(self._procs)))
+        for conn in [*self._ctrl, *self._events]:
+            conn.close()
+
+    def pids(self) -> list[int]:
+        return [int(p.pid) for p in self._procs]
 
 
-class MultiProcessHttpSUT:
+def _exit_reason(code: int | None) -> str:
+    if code is None:
+        return "stopped answering"
+    if code < 0:
+        return f"killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+class MultiProcessHttpSUT(RemoteClientSUT):
     """The HTTP SUT spread over ``config.workers`` processes (same interface)."""
-
-    name = "openai"
 
     def __init__(
         self,
@@ -258,47 +244,8 @@ class MultiProcessHttpSUT:
         clock: Clock | None = None,
     ) -> None:
         config.validate()
-        self.config = config
-        # Worker stamps are perf_counter_ns: only the real clock shares that base.
-        monotonic = clock is None or isinstance(clock, MonotonicClock)
-        self._pool = WorkerPool(config, prompts, api_key, monotonic=monotonic)
-
-    def issue_query(self, batch: QueryBatch, sink: CompletionSink) -> None:
-        self._pool.issue(batch, sink)
-
-    def flush_queries(self) -> None:
-        """Nothing is held back."""
-
-    def send_times(self) -> tuple[np.ndarray, np.ndarray]:
-        ids, sent, _ = self._pool.report()
-        return ids, sent
-
-    def stats(self) -> dict[str, Any]:
-        _, _, stats = self._pool.report()
-        total: dict[str, Any] = {
-            "workers": len(stats),
-            "requests": 0,
-            "completed": 0,
-            "failed": 0,
-            "failure_reasons": {},
-        }
-        for part in stats:
-            for key in ("requests", "completed", "failed"):
-                total[key] += part[key]
-            for reason, count in part["failure_reasons"].items():
-                total["failure_reasons"][reason] = (
-                    total["failure_reasons"].get(reason, 0) + count
-                )
-        return total
-
-    def reset_records(self) -> None:
-        self._pool.reset()
-
-    def close(self) -> None:
-        self._pool.close()
+        self.transport = ProcessTransport(config, prompts, api_key)
+        super().__init__(self.transport, config, clock=clock)
 
     def __enter__(self) -> MultiProcessHttpSUT:
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

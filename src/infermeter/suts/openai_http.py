@@ -37,6 +37,7 @@ from infermeter.suts.token_count import (
 
 if TYPE_CHECKING:
     from infermeter.suts.http_workers import MultiProcessHttpSUT
+    from infermeter.suts.ray_actors import RayHttpSUT
 
 
 class HttpStatusError(Exception):
@@ -363,8 +364,19 @@ def create_http_sut(
     *,
     api_key: ApiKey | None = None,
     clock: Clock | None = None,
-) -> OpenAIHttpSUT | MultiProcessHttpSUT:
-    """One process, or ``config.workers`` client processes when asked for."""
+) -> OpenAIHttpSUT | MultiProcessHttpSUT | RayHttpSUT:
+    """One process, ``config.workers`` client processes, or Ray actors when asked for."""
+    if config.ray is not None:
+        from infermeter.suts.ray_actors import RayHttpSUT
+
+        return RayHttpSUT(
+            config,
+            prompts,
+            address=config.ray,
+            actors=config.ray_actors,
+            api_key=api_key,
+            clock=clock,
+        )
     if config.workers > 1:
         from infermeter.suts.http_workers import MultiProcessHttpSUT
 

@@ -3,7 +3,8 @@
 Options (all ``key=value``): url, model, api, stream, max_tokens, temperature,
 ignore_eos, min_tokens, include_usage, extra_body (JSON), tokenizer,
 connect_timeout, first_token_timeout, timeout, unreachable_after (seconds),
-max_connections, max_in_flight, uvloop, api_key_env, api_key_file, workers. A fleet: ``url`` holds
+max_connections, max_in_flight, uvloop, api_key_env, api_key_file, workers, ray,
+ray_actors. A fleet: ``url`` holds
 one base URL per replica, comma-separated; routing (round-robin,
 least-outstanding, prefix), routing_block (tokens per prefix block),
 routing_cache_blocks (per replica), routing_overlap_weight.
@@ -46,6 +47,8 @@ KNOWN = [
     "api_key_env",
     "api_key_file",
     "workers",
+    "ray",
+    "ray_actors",
     "routing",
     "routing_block",
     "routing_cache_blocks",
@@ -97,6 +100,8 @@ def config_from_options(options: dict[str, str]) -> tuple[OpenAIConfig, ApiKey |
         unreachable_after_s=o.number("unreachable_after", 30.0) or 0.0,
         use_uvloop=o.flag("uvloop", True),
         workers=o.integer("workers") or 1,
+        ray=options.get("ray") or None,
+        ray_actors=o.integer("ray_actors") or 0,
     )
     config.validate()
     key = ApiKey.load(env=options.get("api_key_env"), file=options.get("api_key_file"))
@@ -153,6 +158,11 @@ class QSLPrompts:
 
     def __init__(self, qsl: Any) -> None:
         self._qsl = qsl
+
+    @property
+    def count(self) -> int:
+        """How many samples the QSL holds (for copying the prompts to client processes)."""
+        return int(self._qsl.total_sample_count)
 
     def prompt(self, index: int) -> Prompt:
         sample = self._qsl.sample(index)

@@ -101,6 +101,10 @@ class OpenAIConfig:
     unreachable_after_s: float = 30.0
     use_uvloop: bool = True
     workers: int = 1
+    # Ray actors as the clients: the cluster address ("local", "auto", HOST:PORT)
+    # and how many (0 = one per node).
+    ray: str | None = None
+    ray_actors: int = 0
     # A fleet: one base URL per replica (``url`` is the first); empty = one.
     replica_urls: tuple[str, ...] = ()
     routing: RoutingConfig = field(default_factory=RoutingConfig)

@@ -13,7 +13,7 @@ from importlib.metadata import entry_points
 from infermeter.clock import Clock
 from infermeter.errors import ConfigError
 from infermeter.loadgen.interfaces import QuerySampleLibrary, SystemUnderTest
-from infermeter.loadgen.settings import Scenario
+from infermeter.loadgen.settings import Mode, Scenario
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,7 @@ class SutContext:
     benchmark: str = ""
     token_run: bool = False
     options: dict[str, str] = field(default_factory=dict)
+    mode: Mode = Mode.PERFORMANCE_ONLY  # what the harness knows; a SUT need not care
 
     def option(self, key: str, default: str) -> str:
         return self.options.get(key, default)
@@ -49,6 +50,7 @@ _FACTORIES: dict[str, Factory] = {}
 _BUILTIN_MODULES = {
     "null": "infermeter.suts.null",
     "fake": "infermeter.suts.fake",
+    "audit-fake": "infermeter.suts.audit_fake",
     "openai": "infermeter.suts.openai_http",
     "simulated": "infermeter.suts.simulated",
     # A server plus the openai SUT: lives in runs/ (suts/ may not import servers/).

@@ -1,37 +1,37 @@
-"""Calibration on published rows: reader gotchas, leave-one-out error, fallbacks."""
+"""Calibration: the published-row reader, the fit, shipped coefficients, wrong input."""
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from infermeter.errors import DatasetError
-from infermeter.perfmodel.calibrate import calibrate, default_report, efficiency_for
-from infermeter.perfmodel.published import (
-    builtin_rows,
-    default_summary_path,
-    load_rows,
-    read_summary_json,
+from infermeter.errors import ConfigError
+from infermeter.perfmodel.calibrate import (
+    calibrate_rows,
+    efficiency_for,
+    load_coefficients,
+    load_results,
+    predict_rows,
+    shipped,
 )
+from infermeter.perfmodel.fit import Coefficients, physics_grid, prepare
+from infermeter.perfmodel.published import PublishedRow, read_rows, round_file
 
-V41 = (
-    Path(__file__).resolve().parents[3]
-    / ".."
-    / "shared"
-    / "data"
-    / "mlperf"
-    / ("summary_results_v4.1.json")
-)
+SHARED = round_file("v4.1").parent
 
 
 def _raw(**over: object) -> dict[str, object]:
     row: dict[str, object] = {
-        "ID": "v4.1-9999",
+        "ID": "5.1-9999",
+        "version": "v5.1",
         "Submitter": "X",
         "Category": "closed",
         "Suite": "datacenter",
+        "System": "box",
         "Model": "llama2-70b-99",
         "Scenario": "Offline",
         "Nodes": 2,
@@ -46,57 +46,208 @@ def _raw(**over: object) -> dict[str, object]:
     return row
 
 
-def test_reader_merges_duplicates_multiplies_nodes_and_skips_non_llm(
+def _write(tmp_path: Path, rows: list[dict[str, object]]) -> Path:
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps(rows))
+    return path
+
+
+def test_reader_merges_duplicates_counts_nodes_and_keeps_every_llm_scenario(
     tmp_path: Path,
 ) -> None:
     rows = [
         _raw(),
-        _raw(Model="llama2-70b-99.9"),  # same run reported for the 99.9 target
-        _raw(Scenario="Server", Performance_Result="35000.5", Nodes=2),  # string drift
-        _raw(Model="resnet", Performance_Units="Samples/s"),
-        _raw(Accelerator="", **{"a#": ""}),  # CPU-only row
-        _raw(Category="open"),
+        _raw(Model="llama2-70b-99.9", Performance_Result=39000.0),  # -99 figure kept
+        _raw(Scenario="Server", Performance_Result="35000.5"),  # string drift
+        _raw(Scenario="Interactive", Performance_Result=20000.0),
+        _raw(Model="resnet", Performance_Units="Samples/s"),  # not an LLM row
+        _raw(Category="open"),  # not closed
+        _raw(
+            ID="5.1-0001",
+            Model="llama3.1-8b",
+            Scenario="Interactive",
+            Performance_Units="Queries/s",
+            Performance_Result=100.0,
+        ),
     ]
-    path = tmp_path / "summary.json"
-    path.write_text(json.dumps(rows))
-    got = read_summary_json(path)
-    assert [(r.scenario, r.count, r.tokens_per_s) for r in got] == [
-        ("Offline", 16, 40000.0),
-        ("Server", 16, 35000.5),
+    got = read_rows(_write(tmp_path, rows))
+    by = {(r.result_id, r.scenario): r for r in got.rows}
+    assert len(got.rows) == 4 and got.skipped == () and got.rounds == ("v5.1",)
+    off = by[("5.1-9999", "Offline")]
+    assert (off.count, off.tokens_per_s, off.nodes) == (16, 40000.0, 2)
+    assert by[("5.1-9999", "Server")].tokens_per_s == 35000.5
+    assert by[("5.1-9999", "Interactive")].tokens_per_s == 20000.0
+    # Precision from the stack, not from weight_data_types (spec 1.5, gotcha 1).
+    assert off.precision == "fp8" and off.stack == "trt-llm"
+    assert "Queries/s" in by[("5.1-0001", "Interactive")].flags
+
+
+def test_parts_variants_mixed_systems_and_cpus(tmp_path: Path) -> None:
+    rows = [
+        _raw(ID="a", Accelerator="NVIDIA H200-SXM-141GB-CTS"),
+        _raw(
+            ID="b",
+            Accelerator="AMD Instinct MI355X 288GB HBM3e Power Cap 1000 W",
+            Software="vLLM 0.9",
+            weight_data_types="fp8",
+        ),
+        _raw(
+            ID="c",
+            Accelerator="AMD Instinct MI300X 192GB HBM3 (x32), AMD Instinct "
+            "MI325X 256GB HBM3e (x16)",
+            Nodes=6,
+            Software="Mango LLMBoost, vllm",
+        ),
+        _raw(
+            ID="d",
+            Accelerator="",
+            **{"a#": ""},
+            Processor="INTEL(R) XEON(R) 6980P",
+            host_processors_per_node=2,
+            Nodes=1,
+            Software="PyTorch",
+            weight_data_types="INT8",
+        ),
+        _raw(ID="e", Accelerator="Acme Thinker 9000"),
+        _raw(ID="f", System="NVIDIA H200 (8x H200-SXM-141GB, MaxQ, TensorRT)"),
     ]
-    # Precision comes from the stack, not from weight_data_types (spec 1.5).
-    assert got[0].precision == "fp8" and got[0].stack == "trt-llm"
+    got = read_rows(_write(tmp_path, rows))
+    by = {r.result_id: r for r in got.rows}
+    assert by["a"].accelerator == "h200-sxm" and by["a"].variant == "CTS"
+    assert by["b"].accelerator == "mi355x" and "1000 W power cap" in by["b"].variant
+    assert by["b"].power == "capped" and by["f"].power == "capped"
+    assert by["c"].accelerator == "mi300x+mi325x"
+    assert by["c"].parts == (("mi300x", 32), ("mi325x", 16)) and by["c"].count == 48
+    assert by["c"].stack == "llmboost" and by["c"].precision == "fp8"
+    assert (by["d"].accelerator, by["d"].count, by["d"].precision) == (
+        "xeon-6980p",
+        2,
+        "int8",
+    )
+    (skip,) = got.skipped
+    assert skip.result_id == "e" and "no spec for accelerator" in skip.reason
 
 
-def test_missing_explicit_file_is_a_dataset_error(tmp_path: Path) -> None:
-    with pytest.raises(DatasetError, match="not found"):
-        load_rows(tmp_path / "nope.json")
+def test_wrong_shape_json_is_one_line_config_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"rows": []}')
+    with pytest.raises(ConfigError, match=r"not an MLCommons summary_results\.json"):
+        read_rows(bad)
+    with pytest.raises(ConfigError, match="not found"):
+        read_rows(tmp_path / "missing.json")
+    bad.write_text("[1, 2")
+    with pytest.raises(ConfigError, match="Cannot read"):
+        read_rows(bad)
 
 
-def test_builtin_table_carries_result_ids_and_calibrates() -> None:
-    rows = builtin_rows()
-    assert rows and all(r.result_id.startswith("v4.1-") for r in rows)
-    report = calibrate(rows, "built-in")
-    assert report.median_error("loo") < 0.15
-    assert report.median_error("uncalibrated") > report.median_error("loo")
+def _synthetic(speed: dict[str, float], scenario_derate: float) -> list[PublishedRow]:
+    """Rows whose 'published' value is the physics at a known speed per stack."""
+    rows = []
+    for i, (acc, count, stack, prec) in enumerate(
+        [
+            ("h100-sxm", 8, "trt-llm", "fp8"),
+            ("h200-sxm", 8, "trt-llm", "fp8"),
+            ("mi300x", 8, "vllm", "fp8"),
+            ("mi325x", 8, "vllm", "fp8"),
+            ("h100-sxm", 4, "trt-llm", "fp8"),
+            ("mi300x", 4, "vllm", "fp8"),
+        ]
+    ):
+        for bench in ("llama2-70b", "mixtral-8x7b"):
+            for scen in ("Offline", "Server"):
+                probe = PublishedRow(
+                    f"s-{i}",
+                    "x",
+                    acc,
+                    count,
+                    bench,
+                    scen,
+                    1.0,
+                    stack,
+                    prec,
+                    "",
+                    round="v4.1",
+                )
+                k = speed[stack]
+                grid = physics_grid(probe)
+                from infermeter.perfmodel.fit import LOG_SPEED
+
+                value = float(np.exp(np.interp(math.log(k), LOG_SPEED, np.log(grid))))
+                if scen == "Server":
+                    value *= scenario_derate
+                rows.append(
+                    PublishedRow(
+                        f"s-{i}",
+                        "x",
+                        acc,
+                        count,
+                        bench,
+                        scen,
+                        value,
+                        stack,
+                        prec,
+                        "",
+                        round="v4.1",
+                    )
+                )
+    return rows
 
 
-def test_default_path_points_at_the_shared_file() -> None:
-    assert default_summary_path().name == "summary_results_v4.1.json"
+def test_fit_recovers_known_speeds_and_predicts_held_out_rows() -> None:
+    rows = _synthetic({"trt-llm": 0.7, "vllm": 0.4}, scenario_derate=0.9)
+    coef = calibrate_rows(rows[:-4])
+    prepared, failed = prepare(rows[-4:])
+    assert not failed
+    from infermeter.perfmodel.fit import predict_log
+
+    for p in prepared:
+        assert math.exp(predict_log(p, coef)) == pytest.approx(
+            p.row.tokens_per_s, rel=0.05
+        )
+    # A wrong guess (uncalibrated speed 1) is far off, so the check can fail.
+    assert (
+        abs(math.exp(prepared[0].log_grid[0]) / prepared[0].row.tokens_per_s - 1) > 0.3
+    )
 
 
-def test_v41_leave_one_out_median_error_is_under_15_percent() -> None:
-    if not V41.exists():
-        pytest.skip("shared v4.1 summary_results.json is absent")
-    report = default_report(V41.resolve())
-    assert len(report.rows) > 100
-    for scenario in ("Offline", "Server"):
-        assert report.median_error("loo", scenario) < 0.15
-    assert report.median_error("uncalibrated") > 2 * report.median_error("loo")
-    lo, hi = report.error_band()
-    assert lo < 1.0 < hi
+def test_unknown_groups_borrow_their_parents() -> None:
+    coef = Coefficients(
+        {"global": -0.5, "stack:vllm": -0.2, "arch:cdna4": 0.1}, 10, ("v4.1",), "test"
+    )
+    eff = efficiency_for("mi355x", "fp8", stack="vllm", coefficients=coef)
+    assert eff.compute == pytest.approx(0.6 * math.exp(-0.6))
+    assert eff.memory / eff.compute == pytest.approx(1.5)
 
 
-def test_groups_without_rows_borrow_their_stack() -> None:
-    eff = efficiency_for("mi325x", "fp8", stack="vllm")
-    assert 0.05 <= eff.compute <= 1.0 and 0.3 < eff.server <= 1.5
+def test_shipped_fits_are_labelled_with_the_rounds_read() -> None:
+    fits = shipped()
+    assert set(fits) >= {"v4.1", "v4.1+v5.1"}
+    assert fits["v4.1"].rounds == ("v4.1",) and "v4.1" in fits["v4.1"].label
+    assert load_coefficients("4.1").label == fits["v4.1"].label
+    with pytest.raises(ConfigError, match=r"No fit named 'v9\.9'\. Shipped: v4\.1"):
+        load_coefficients("v9.9")
+
+
+@pytest.mark.skipif(
+    not (SHARED / "summary_results_v4.1.json").exists(),
+    reason="../shared MLPerf files are absent",
+)
+def test_shipped_coefficients_equal_a_fresh_fit_of_the_shared_files() -> None:
+    # The package ships what `model calibrate --write` produces from the files.
+    for key, sources in (("v4.1", ["v4.1"]), ("v4.1+v5.1", ["v4.1", "v5.1"])):
+        fresh = calibrate_rows(load_results(sources).rows)
+        ship = shipped()[key]
+        assert ship.rows == fresh.rows
+        for name, value in fresh.values.items():
+            assert ship.values[name] == pytest.approx(value, abs=1e-6), name
+
+
+@pytest.mark.skipif(
+    not (SHARED / "summary_results_v4.1.json").exists(),
+    reason="../shared MLPerf files are absent",
+)
+def test_predicting_a_round_with_its_own_fit_beats_the_uncalibrated_roofline() -> None:
+    rows = load_results(["v4.1"])
+    calibrated = predict_rows(rows, shipped()["v4.1"]).overall()
+    raw = predict_rows(rows, Coefficients({}, 0, (), "uncalibrated")).overall()
+    assert calibrated.median < 0.12 < raw.median

@@ -31,7 +31,7 @@ def test_llama2_70b_100_users_at_30_tok_s_needs_4_h100_at_fp16_2_at_fp8() -> Non
 
 def test_cheapest_option_per_type_and_sorted_by_cost() -> None:
     rows = plan(
-        "llama2-70b", TARGET, accelerator_names=["h100-sxm", "a100-sxm", "h200"]
+        "llama2-70b", TARGET, accelerator_names=["h100-sxm", "a100-sxm", "h200-sxm"]
     )
     priced = [r for r in rows if isinstance(r, Option)]
     assert [r.accelerator for r in priced] == sorted(
@@ -46,10 +46,19 @@ def test_cheapest_option_per_type_and_sorted_by_cost() -> None:
 
 
 def test_impossible_configs_say_why_with_numbers() -> None:
-    got = plan_accelerator("tpu-v5e", "llama2-70b", TARGET)
-    assert isinstance(got, Infeasible) and "GB" in got.reason
+    fast = Targets(users=10, tokens_per_user=5000, ttft_ms=2000, isl=1000, osl=300)
+    got = plan_accelerator("l4", "llama2-70b", fast)
+    assert isinstance(got, Infeasible) and "ms per token" in got.reason
     a100 = plan_accelerator("a100-sxm", "llama2-70b", TARGET, precision="fp8")
     assert isinstance(a100, Infeasible) and "no FP8 rate" in a100.reason
+
+
+def test_moe_plans_keep_one_copy_of_the_experts_per_replica() -> None:
+    # DeepSeek-R1 (671 B, FP4 experts) cannot fit one B200: the plan spreads it.
+    target = Targets(users=60, tokens_per_user=50, ttft_ms=2000, isl=800, osl=4000)
+    got = plan_accelerator("b200", "deepseek-r1", target)
+    assert isinstance(got, Option) and got.tp >= 2
+    assert got.tpot_ms <= 20 and got.accelerators % got.tp == 0
 
 
 def test_bad_targets_are_config_errors() -> None:

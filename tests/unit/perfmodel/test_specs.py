@@ -21,13 +21,19 @@ REQUIRED_ACCELERATORS = {
     "h100-sxm",
     "h100-pcie",
     "h100-nvl",
-    "h200",
+    "h200-sxm",
+    "h200-nvl",
     "gh200",
     "b200",
+    "b300",
     "gb200",
+    "gb300",
+    "rtx-pro-6000",
     "l40s",
     "mi300x",
     "mi325x",
+    "mi350x",
+    "mi355x",
     "gaudi3",
     "tpu-v5e",
     "tpu-v6e",
@@ -67,7 +73,13 @@ def test_aliases_and_mlperf_strings_map_to_skus() -> None:
     assert get_model("llama2-70b-99.9").key == "llama2-70b"
     assert get_workload("llama2-70b-99").osl_mean == pytest.approx(294.45)
     cases = {
-        "NVIDIA H200-SXM-141GB-CTS": "h200",
+        "NVIDIA H200-SXM-141GB-CTS": "h200-sxm",
+        "NVIDIA H200": "h200-sxm",  # NVML's name for the part
+        "NVIDIA H200-NVL-141GB": "h200-nvl",
+        "NVIDIA RTX PRO 6000 Blackwell Server Edition": "rtx-pro-6000",
+        "NVIDIA L40S": "l40s",  # not the L4
+        "NVIDIA GB200": "gb200",  # not the B200
+        "AMD Instinct MI355X 288GB HBM3e": "mi355x",
         "NVIDIA GH200 Grace Hopper Superchip 96GB": "gh200",
         "NVIDIA GH200 Grace Hopper Superchip 144GB": "gh200-144gb",
         "AMD Instinct MI300X-NPS1-SPX-192GB-750W": "mi300x",
@@ -77,6 +89,23 @@ def test_aliases_and_mlperf_strings_map_to_skus() -> None:
         acc = match_accelerator(raw)
         assert acc is not None and acc.key == key, raw
     assert match_accelerator("Some CPU") is None
+
+
+def test_device_names_resolve_and_unknown_parts_list_the_known_ones() -> None:
+    assert get_accelerator("NVIDIA H200").key == "h200-sxm"
+    assert get_accelerator("b200-sxm").key == "b200"
+    with pytest.raises(ConfigError) as err:
+        get_accelerator("NVIDIA Z999")
+    assert "\n" not in str(err.value) and "mi355x" in str(err.value)
+
+
+def test_moe_and_mla_shapes_are_derived_from_the_config() -> None:
+    ds = get_model("deepseek-r1")
+    # 58 MoE layers x 256 experts x 3 x 7168 x 2048 = 653.6 B routed parameters.
+    assert ds.expert_params == pytest.approx(653.6e9, rel=0.01)
+    assert ds.kv_bytes_per_token("fp8") == 61 * 576  # one latent per layer
+    mixtral = get_model("mixtral-8x7b")
+    assert mixtral.dense_params == pytest.approx(1.6e9, rel=0.05)
 
 
 def test_kv_bytes_per_token_match_the_spec() -> None:

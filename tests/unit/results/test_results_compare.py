@@ -73,7 +73,7 @@ def test_filter_by_result_id_and_accelerator(tmp_path):
     assert only.rows[0].published.value == 21605.8
     h200 = compare(figure, headline_results(), accelerator="H200 SXM")
     ids = {r.published.result_id for r in h200.rows}
-    assert ids and all(r.published.accelerator == "H200 SXM" for r in h200.rows)
+    assert ids and all(r.published.accelerator == "h200-sxm" for r in h200.rows)
 
 
 def test_previews_are_flagged_in_footnotes(tmp_path):
@@ -94,7 +94,7 @@ def test_run_gpu_comes_from_run_json_environment(tmp_path):
         write_run(tmp_path / "r", gpu={"name": "NVIDIA H100 80GB HBM3", "count": 2})
     )
     figure = run_figure(run)
-    assert (figure.accelerator, figure.accelerators) == ("H100", 2)
+    assert (figure.accelerator, figure.accelerators) == ("h100-sxm", 2)
 
 
 def test_compare_run_reports_measured_tokens_per_joule(tmp_path):

@@ -124,3 +124,19 @@ def test_reasoning_parsers_and_grades() -> None:
         ["math500", "gpqa", "aime", "livecodebench"],
     )
     assert (value, graded, skipped) == (pytest.approx(200 / 3), 3, 1)
+
+
+def test_hierarchical_f1_hand_computed() -> None:
+    from infermeter.workloads.accuracy import vlm
+
+    answers = [
+        vlm.encode_answer("a > b > c").decode(),  # 3 of 3 right
+        vlm.encode_answer("a > x").decode(),  # 1 right, 2 predicted, truth 3 deep
+        "not json",  # padded: 2 predicted (truth depth), none right
+    ]
+    truths = ["a > b > c", "a > b > d", "e > f"]
+    # common 3 + 1 + 0 = 4; predicted 3 + 2 + 2 = 7; true 3 + 3 + 2 = 8.
+    hp, hr = 4 / 7, 4 / 8
+    assert vlm.hierarchical_f1(answers, truths) == pytest.approx(
+        2 * hp * hr / (hp + hr)
+    )

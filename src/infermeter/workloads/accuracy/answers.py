@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from infermeter.errors import DatasetError
-from infermeter.workloads.accuracy import clicks, detection, speech
+from infermeter.workloads.accuracy import clicks, detection, speech, vlm
 from infermeter.workloads.benchmark import Benchmark
 from infermeter.workloads.datasets.base import Boxes, Sample
 
@@ -33,6 +33,8 @@ def answer(
     ref = sample.reference
     if bench.dataset_format == "coco-captions":
         return _image(sample, wrong), 1
+    if bench.dataset_format == "shopify-catalogue" and isinstance(ref, str):
+        return vlm.encode_answer("other > misc" if wrong else ref), 8
     if isinstance(ref, Boxes):
         if wrong:  # every box of another category: none matches
             ref = Boxes(

@@ -18,6 +18,7 @@ from infermeter.workloads.accuracy import (
     images,
     segmentation,
     speech,
+    vlm,
 )
 from infermeter.workloads.accuracy.log import LogEntry
 from infermeter.workloads.datasets.base import Boxes, DatasetQSL
@@ -109,3 +110,9 @@ def score_images(
     else:
         notes["fid"] = "pass --fid-features FILE and --fid-stats FILE.npz"
     return values, notes
+
+
+def score_vlm(entries: Sequence[LogEntry], qsl: DatasetQSL, dtype: str) -> Values:
+    truths = _references(entries, qsl, str)
+    texts = [e.data.decode("utf-8", errors="replace") for e in entries]
+    return {"f1_hierarchical": vlm.hierarchical_f1(texts, truths)}

@@ -1,0 +1,295 @@
+"""Fit a few calibrated effects to published rows: a ridge-regularised log model.
+
+Each row's throughput is the physics (``throughput.throughput_grid``) evaluated
+at a speed factor ``k`` (a common multiplier of compute and memory efficiency),
+times a scenario derate:
+
+    log thr = log physics_row(k) + d,   log k = sum of speed effects,
+                                         d     = sum of scenario effects.
+
+Speed effects are shared by many rows (the stack, the chip generation, the
+part, the precision, the benchmark, mixture-of-experts); scenario effects
+derate Server and Interactive below their TPOT-bound steady state. Every effect
+has a prior (mean 0, a standard deviation per kind): a part, stack or benchmark
+without rows falls back to its parents, never to a per-row constant. The fit
+is Gauss-Newton on the log error with the physics precomputed on a grid of
+``k``, so a refit (for leave-one-out) costs milliseconds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from infermeter.errors import ConfigError
+from infermeter.perfmodel.published import PublishedRow, round_ordinal
+from infermeter.perfmodel.roofline import Efficiency, FloatArray
+from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload
+from infermeter.perfmodel.throughput import SystemSpec, throughput_grid
+
+LOG_SPEED = np.linspace(math.log(0.01), math.log(8.0), 81)
+NOISE_SD = 0.1  # residual log error the priors are weighed against
+# Prior standard deviation of each kind of effect (log scale).
+PRIOR_SD = {
+    "global": 10.0,
+    "stack": 0.5,
+    "family": 0.5,
+    "arch": 0.3,
+    "part": 0.15,
+    "prec": 0.3,
+    "group": 0.15,
+    "bench": 0.3,
+    "moe": 0.5,
+    "age": 0.3,
+    "power": 0.15,
+    "scen": 0.3,
+    "scenstack": 0.2,
+    "scenbench": 0.2,
+}
+# Stacks built on another inherit its effects (LLMBoost runs vLLM underneath).
+STACK_FAMILY = {"llmboost": "vllm", "vllm": "vllm", "sglang": "vllm"}
+BASE = Efficiency()
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A row with its physics on the speed grid and its effect names."""
+
+    row: PublishedRow
+    log_obs: float
+    log_grid: FloatArray
+    speed: tuple[str, ...]
+    scenario: tuple[str, ...]
+
+
+def precision_for(part: str, precision: str) -> str:
+    acc = get_accelerator(part)
+    return precision if acc.supports(precision) else acc.lowest_precision()
+
+
+def benchmark_age(benchmark: str, round_: str) -> int:
+    """Rounds a benchmark has been in MLPerf by ``round_`` (0 = new), capped at 2."""
+    wl = get_workload(benchmark)
+    if not wl.introduced or not round_:
+        return 2
+    return max(0, min(2, round_ordinal(round_) - round_ordinal(wl.introduced)))
+
+
+def speed_features(
+    part: str,
+    stack: str,
+    precision: str,
+    benchmark: str,
+    *,
+    round_: str = "",
+    power: str = "",
+) -> tuple[str, ...]:
+    """Effects that set a system's speed factor (first part of a mixed system)."""
+    acc = get_accelerator(part)
+    arch = get_model(benchmark)
+    out = [
+        "global",
+        f"stack:{stack}",
+        f"arch:{acc.arch or acc.key}",
+        f"part:{acc.key}",
+        f"prec:{precision}",
+        f"group:{acc.key}|{stack}|{precision}",
+        f"bench:{get_workload(benchmark).key}",
+    ]
+    family = STACK_FAMILY.get(stack)
+    if family and family != stack:
+        out.append(f"family:{family}")
+    if arch.is_moe:
+        out.append("moe:moe")
+    out.append(f"age:{benchmark_age(benchmark, round_)}")
+    if power:
+        out.append(f"power:{power}")
+    return tuple(out)
+
+
+def scenario_features(scenario: str, stack: str, benchmark: str) -> tuple[str, ...]:
+    if scenario == "Offline":
+        return ()
+    # Interactive is a Server run with tighter bounds: it inherits Server's derate.
+    out = ["scen:Server", f"scenstack:Server|{stack}"]
+    if scenario != "Server":
+        out += [f"scen:{scenario}", f"scenstack:{scenario}|{stack}"]
+    family = STACK_FAMILY.get(stack)
+    if family and family != stack:
+        out.append(f"scenstack:Server|{family}")
+    out.append(f"scenbench:{scenario}|{get_workload(benchmark).key}")
+    return tuple(out)
+
+
+def physics_grid(row: PublishedRow) -> FloatArray:
+    """Row throughput (tokens/s, before the scenario derate) on the speed grid.
+
+    A mixed system serves data-parallel: its parts' throughputs add.
+    """
+    speed = np.exp(LOG_SPEED)
+    total = np.zeros_like(speed)
+    arch = get_model(row.benchmark)
+    wl = get_workload(row.benchmark)
+    for part, count in row.parts or ((row.accelerator, row.count),):
+        acc = get_accelerator(part)
+        spec = SystemSpec(acc, count, arch, precision_for(part, row.precision))
+        total = total + throughput_grid(spec, wl, row.scenario, BASE, speed)
+    return total
+
+
+def prepare(
+    rows: Iterable[PublishedRow],
+) -> tuple[list[Prepared], list[tuple[PublishedRow, str]]]:
+    """Rows with their grids, and the rows the physics cannot place with the reason."""
+    out, failed = [], []
+    for row in rows:
+        try:
+            grid = physics_grid(row)
+        except ConfigError as exc:
+            failed.append((row, str(exc)))
+            continue
+        part = row.parts[0][0] if row.parts else row.accelerator
+        with np.errstate(divide="ignore"):
+            log_grid = np.log(np.maximum(grid, 1e-30))
+        out.append(
+            Prepared(
+                row,
+                math.log(row.tokens_per_s),
+                log_grid,
+                speed_features(
+                    part,
+                    row.stack,
+                    precision_for(part, row.precision),
+                    row.benchmark,
+                    round_=row.round,
+                    power=row.power,
+                ),
+                scenario_features(row.scenario, row.stack, row.benchmark),
+            )
+        )
+    return out, failed
+
+
+@dataclass(frozen=True, slots=True)
+class Coefficients:
+    """Fitted effects by name (log scale) and what they were fitted on."""
+
+    values: dict[str, float]
+    rows: int
+    rounds: tuple[str, ...]
+    label: str
+
+    def log_speed(self, names: Sequence[str]) -> float:
+        return sum(self.values.get(n, 0.0) for n in names)
+
+    def log_derate(self, names: Sequence[str]) -> float:
+        return sum(self.values.get(n, 0.0) for n in names)
+
+
+def _interp(grids: FloatArray, u: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Log throughput of each row (grid row) at its log speed ``u``, and the slope.
+
+    Linear in log-log between grid points, extrapolated past the ends.
+    """
+    x = LOG_SPEED
+    i = np.clip(np.searchsorted(x, u) - 1, 0, len(x) - 2)
+    rows = np.arange(grids.shape[0])
+    lo, hi = grids[rows, i], grids[rows, i + 1]
+    slope = (hi - lo) / (x[i + 1] - x[i])
+    return lo + slope * (u - x[i]), slope
+
+
+def predict_log(p: Prepared, coef: Coefficients) -> float:
+    u = np.asarray([coef.log_speed(p.speed)])
+    value, _ = _interp(p.log_grid[None, :], u)
+    return float(value[0]) + coef.log_derate(p.scenario)
+
+
+def _prior_precision(name: str) -> float:
+    kind = name.split(":", 1)[0]
+    return (NOISE_SD / PRIOR_SD.get(kind, 0.3)) ** 2
+
+
+@dataclass(frozen=True, slots=True)
+class _Problem:
+    """The design of one fit: rows x effects, grids, observations, prior."""
+
+    names: list[str]
+    xs: FloatArray  # speed effects per row
+    xd: FloatArray  # scenario effects per row
+    grids: FloatArray
+    obs: FloatArray
+    lam: FloatArray  # prior precision per effect
+
+    def residual(self, beta: FloatArray) -> tuple[FloatArray, FloatArray]:
+        fu, slope = _interp(self.grids, self.xs @ beta)
+        return self.obs - fu - self.xd @ beta, slope
+
+    def loss(self, beta: FloatArray) -> float:
+        r, _ = self.residual(beta)
+        return float(r @ r + beta @ (self.lam * beta))
+
+
+def _problem(train: Sequence[Prepared]) -> _Problem:
+    names = sorted({n for p in train for n in (*p.speed, *p.scenario)})
+    col = {n: i for i, n in enumerate(names)}
+    xs = np.zeros((len(train), len(names)))
+    xd = np.zeros_like(xs)
+    for i, p in enumerate(train):
+        xs[i, [col[n] for n in p.speed]] = 1.0
+        xd[i, [col[n] for n in p.scenario]] = 1.0
+    return _Problem(
+        names,
+        xs,
+        xd,
+        np.stack([p.log_grid for p in train]),
+        np.asarray([p.log_obs for p in train]),
+        np.asarray([_prior_precision(n) for n in names]),
+    )
+
+
+def fit(
+    train: Sequence[Prepared],
+    *,
+    label: str = "",
+    iterations: int = 60,
+    start: Coefficients | None = None,
+) -> Coefficients:
+    """Fit every effect the rows name: Levenberg-Marquardt ridge on the log error.
+
+    ``start`` (a fit on more rows) only speeds convergence up; the optimum is
+    the same.
+    """
+    if len(train) < 2:
+        raise ConfigError("Calibration needs at least two usable published rows.")
+    prob = _problem(train)
+    beta = np.asarray([start.values.get(n, 0.0) if start else 0.0 for n in prob.names])
+    loss, damping = prob.loss(beta), 1e-3
+    for _ in range(iterations):
+        resid, slope = prob.residual(beta)
+        jac = prob.xs * slope[:, None] + prob.xd
+        normal = jac.T @ jac + np.diag(prob.lam)
+        grad = jac.T @ resid - prob.lam * beta
+        while True:
+            step = np.linalg.solve(normal + damping * np.diag(np.diag(normal)), grad)
+            trial = beta + step
+            new = prob.loss(trial)
+            if new <= loss:
+                damping = max(damping / 3.0, 1e-6)
+                break
+            damping *= 4.0
+            if damping > 1e6:
+                step = np.zeros_like(beta)
+                break
+        beta = beta + step
+        gain, loss = loss - min(loss, new), min(loss, new)
+        if gain < 1e-9:
+            break
+    rounds = tuple(sorted({p.row.round for p in train}))
+    values = {name: float(b) for name, b in zip(prob.names, beta, strict=True)}
+    return Coefficients(
+        values, len(train), rounds, label or f"fitted on {' + '.join(rounds)}"
+    )

@@ -1,0 +1,115 @@
+"""Parts of a published system: MLPerf accelerator strings to spec keys, kept honest.
+
+``resolve_parts("NVIDIA H200-SXM-141GB-CTS")`` gives the part ``h200-sxm`` and the
+variant ``CTS``; a power cap ("Power Cap 1000 W", or a wattage below the part's
+TDP) and virtualisation stay in the variant, so a capped or virtualised system is
+named as such and never silently merged with the stock part; systems mixing parts
+("MI300X (x32), MI325X (x16)") keep every part with its count. CPU-only rows name
+their processor instead of an accelerator.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from infermeter.errors import ConfigError
+from infermeter.perfmodel.specs import Accelerator, accelerators, match_accelerator
+
+_CAP = re.compile(r"power\s*cap\s*(\d{3,4})\s*w", re.I)
+_WATTS = re.compile(r"(?<![a-z0-9])(\d{3,4})\s*w\b", re.I)
+_COUNT = re.compile(r"\(x\s*(\d+)\)", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class PartMatch:
+    """The parts of one published system and what sets it apart from the stock part."""
+
+    raw: str
+    parts: tuple[tuple[Accelerator, int], ...]
+    variant: str = ""
+
+    @property
+    def mixed(self) -> bool:
+        return len(self.parts) > 1
+
+    @property
+    def key(self) -> str:
+        """One name for grouping: the part key, or the keys joined by '+' when mixed."""
+        return "+".join(acc.key for acc, _ in self.parts)
+
+    @property
+    def accelerator(self) -> Accelerator:
+        return self.parts[0][0]
+
+    @property
+    def power(self) -> str:
+        """ "capped" (power cap, MaxQ), "boost" (above the part's TDP, CTS) or ""."""
+        if "cap" in self.variant:
+            return "capped"
+        if "CTS" in self.variant or re.search(r"\d W(?!\w)", self.variant):
+            return "boost"
+        return ""
+
+    @property
+    def label(self) -> str:
+        if self.mixed:
+            body = " + ".join(f"{n}x {acc.key}" for acc, n in self.parts)
+            return f"{body} (mixed parts)"
+        return f"{self.key} ({self.variant})" if self.variant else self.key
+
+
+def _variant(raw: str, acc: Accelerator, system: str = "") -> str:
+    notes = []
+    if re.search(r"max\s*q", system, re.I):
+        notes.append("MaxQ power-capped")
+    cap = _CAP.search(raw)
+    watts = _WATTS.search(raw)
+    if cap:
+        notes.append(f"{cap.group(1)} W power cap")
+    elif watts and acc.tdp_w and float(watts.group(1)) < acc.tdp_w:
+        notes.append(f"{watts.group(1)} W power cap")
+    elif watts and acc.tdp_w and float(watts.group(1)) > acc.tdp_w:
+        notes.append(f"{watts.group(1)} W")
+    if re.search(r"(?<![a-z])cts(?![a-z])", raw, re.I):
+        notes.append("CTS")
+    if re.search(r"virtuali[sz]ed", raw, re.I):
+        notes.append("virtualized")
+    return ", ".join(notes)
+
+
+def resolve_parts(raw: str, count: int = 0, system: str = "") -> PartMatch | None:
+    """The spec parts of an accelerator string; None when a part has no spec.
+
+    ``count`` is the system's accelerator total; a mixed string carries its own
+    counts ("(x32)"); ``system`` (the system name) tells MaxQ power-capped runs.
+    """
+    pieces = [p for p in raw.split(",") if p.strip()] if _COUNT.search(raw) else [raw]
+    parts: list[tuple[Accelerator, int]] = []
+    for piece in pieces:
+        acc = match_accelerator(piece)
+        if acc is None:
+            return None
+        n = _COUNT.search(piece)
+        parts.append((acc, int(n.group(1)) if n else count))
+    if not parts:
+        return None
+    return PartMatch(raw, tuple(parts), _variant(raw, parts[0][0], system))
+
+
+def known_parts() -> list[str]:
+    return sorted(accelerators())
+
+
+def require_part(name: str) -> Accelerator:
+    """A part by key, alias or device name ("NVIDIA H200"); one-line error if unknown."""
+    found = match_accelerator(name)
+    table = accelerators()
+    key = name.strip().lower().replace("_", "-")
+    if key in table:
+        return table[key]
+    if found is None:
+        raise ConfigError(
+            f"Unknown accelerator {name!r}. Known: {', '.join(known_parts())}."
+        )
+    return found

@@ -1,0 +1,420 @@
+"""The HTTP SUT spread over remote clients: worker processes or Ray actors, one design.
+
+``RemoteClientSUT`` is the coordinator. It starts every client through a
+``Transport`` and waits until each reports ready (before the run's clock
+starts), measures each client's clock offset with round-trip pings, and
+hands each client its slice of every batch: sample ``id`` goes to client
+``id % N``, so counts stay balanced in open and closed loop alike. Batches
+go out ``issue_ahead_ns`` early with scheduled times in the client's clock;
+the client sends at those times (``suts/remote_agent.py``) and streams back
+stamped events, which the coordinator converts to its clock. A client that
+dies fails its outstanding samples and ends the phase at once with its error.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from infermeter.clock import Clock, MonotonicClock
+from infermeter.errors import ConfigError, SUTError
+from infermeter.loadgen.interfaces import CompletionSink, IdArray, QueryBatch
+from infermeter.suts.openai_request import OpenAIConfig
+from infermeter.suts.remote_agent import Event
+
+PINGS = 16
+
+
+class ClientLost(Exception):
+    """A remote client died or stopped answering; ``reason`` says why."""
+
+    def __init__(self, client: int, reason: str) -> None:
+        super().__init__(reason)
+        self.client = client
+        self.reason = reason
+
+
+class Transport(Protocol):
+    """How the coordinator reaches its clients (processes, Ray actors)."""
+
+    kind: str  # "worker" or "actor", as messages name one client
+    issue_ahead_ns: int  # how early a client needs its slice
+
+    def start(self) -> list[dict[str, Any]]:
+        """Start every client and wait until each is ready; identity per client.
+
+        Raises ``SUTError`` naming the client and its error when one fails.
+        """
+        ...
+
+    def submit(
+        self,
+        client: int,
+        ids: IdArray,
+        indices: IdArray,
+        scheduled_ns: IdArray,
+        wants: np.ndarray[Any, Any],
+    ) -> None:
+        """Hand ``client`` samples to send at ``scheduled_ns`` (its own clock)."""
+        ...
+
+    def call(self, client: int, op: str) -> Any:
+        """A round trip: ``now`` (its clock), ``report``, ``cpu`` or ``reset``."""
+        ...
+
+    def receive(self, timeout_s: float) -> list[tuple[int, list[Event]]]:
+        """Event batches that arrived, per client; raises ``ClientLost``."""
+        ...
+
+    def close(self) -> None:
+        """Stop every client (those alive) and release the transport."""
+        ...
+
+
+@dataclass(slots=True)
+class ClockSync:
+    """One client's clock against the coordinator's: coordinator = client + offset."""
+
+    offset_ns: int = 0
+    uncertainty_ns: int = 0
+    shared: bool = False  # same kernel clock: no correction needed
+    end_offset_ns: int | None = None
+    end_uncertainty_ns: int | None = None
+
+    @property
+    def error_bound_ns(self) -> int:
+        """How far a corrected stamp may be off: the measurement plus any drift."""
+        if self.shared:
+            return 0
+        end_u = self.end_uncertainty_ns or 0
+        drift = abs((self.end_offset_ns or self.offset_ns) - self.offset_ns)
+        return max(self.uncertainty_ns, end_u) + drift
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "offset_ns": self.offset_ns,
+            "uncertainty_ns": self.uncertainty_ns,
+            "end_offset_ns": self.end_offset_ns,
+            "end_uncertainty_ns": self.end_uncertainty_ns,
+            "shared_clock": self.shared,
+            "error_bound_ns": self.error_bound_ns,
+        }
+
+
+def measure_offset(
+    remote_now: Callable[[], int], pings: int = PINGS
+) -> tuple[int, int]:
+    """(offset, uncertainty) ns from the ping with the shortest round trip.
+
+    The client read its clock between our t0 and t1, so the true offset lies in
+    [t0 - r, t1 - r]: the midpoint, give or take half the round trip.
+    """
+    best: tuple[int, int] | None = None
+    for _ in range(pings):
+        t0 = time.perf_counter_ns()
+        remote = int(remote_now())
+        t1 = time.perf_counter_ns()
+        if best is None or t1 - t0 < best[0]:
+            best = (t1 - t0, (t0 + t1) // 2 - remote)
+    assert best is not None
+    return best[1], (best[0] + 1) // 2
+
+
+@dataclass(slots=True)
+class _Client:
+    identity: dict[str, Any]
+    sync: ClockSync
+    outstanding: set[int] = field(default_factory=set)
+    final: dict[str, Any] | None = None  # the agent's last report
+    lost: str | None = None
+
+
+class RemoteReachability:
+    """What the run's guard hooks on: any client's endpoint gone unreachable."""
+
+    def __init__(self) -> None:
+        self.on_unreachable: Callable[[str], None] | None = None
+
+
+class RemoteClientSUT:
+    """The HTTP SUT over ``transport``'s clients (same interface as the one-process SUT)."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        transport: Transport,
+        config: OpenAIConfig,
+        *,
+        clock: Clock | None = None,
+    ) -> None:
+        if clock is not None and not isinstance(clock, MonotonicClock):
+            raise ConfigError(
+                "Remote clients (--workers > 1, --ray) need the real clock, "
+                "not a virtual one"
+            )
+        self._transport = transport
+        self.config = config
+        self.reachability = RemoteReachability()
+        self.issue_ahead_ns = transport.issue_ahead_ns
+        identities = transport.start()  # before the run's clock: start-up is untimed
+        local = _local_boot_id()
+        try:
+            self._clients = [
+                _Client(identity, self._sync(i, identity, local))
+                for i, identity in enumerate(identities)
+            ]
+        except BaseException:
+            transport.close()
+            raise
+        self.workers = len(self._clients)
+        self._sink: CompletionSink | None = None
+        self._lock = threading.Lock()
+        self._dead: str | None = None
+        self._closed = False
+        self._thread = threading.Thread(
+            target=self._receive, name="infermeter-remote", daemon=True
+        )
+        self._thread.start()
+
+    def _sync(self, i: int, identity: dict[str, Any], local_boot: str) -> ClockSync:
+        offset, uncertainty = measure_offset(
+            lambda: int(self._transport.call(i, "now"))
+        )
+        # The same kernel means the same CLOCK_MONOTONIC: the pings only confirm it.
+        shared = bool(local_boot) and identity.get("boot_id") == local_boot
+        if shared and abs(offset) > uncertainty:
+            shared = False
+        return ClockSync(0 if shared else offset, uncertainty, shared)
+
+    @property
+    def streams(self) -> bool:
+        """False when answers come whole: then no first-token time is measured."""
+        return self.config.stream
+
+    def params(self) -> dict[str, Any]:
+        """The effective request settings, for run.json (no secret)."""
+        return self.config.params()
+
+    # -- SystemUnderTest -------------------------------------------------
+    def issue_query(self, batch: QueryBatch, sink: CompletionSink) -> None:
+        if self._dead is not None:
+            raise SUTError(self._dead)
+        self._sink = sink
+        wants = sink.wants_data(batch.ids)
+        n = len(self._clients)
+        owner = batch.ids % n
+        for i, client in enumerate(self._clients):
+            part = np.nonzero(owner == i)[0] if n > 1 else slice(None)
+            ids = batch.ids[part]
+            if not ids.shape[0]:
+                continue
+            with self._lock:
+                client.outstanding.update(ids.tolist())
+            self._transport.submit(
+                i,
+                ids,
+                batch.sample_indices[part],
+                batch.scheduled_ns[part] - client.sync.offset_ns,
+                wants[part],
+            )
+
+    def flush_queries(self) -> None:
+        """Nothing is held back."""
+
+    # -- receiving -------------------------------------------------------
+    def _receive(self) -> None:
+        while not self._closed:
+            try:
+                arrived = self._transport.receive(0.2)
+            except ClientLost as lost:
+                self._lose(lost)
+                continue
+            except Exception as exc:  # the transport itself broke
+                if not self._closed:
+                    self._lose(ClientLost(-1, f"{type(exc).__name__}: {exc}"))
+                return
+            for client, events in arrived:
+                self._dispatch(self._clients[client], events)
+
+    def _lose(self, lost: ClientLost) -> None:
+        if self._closed:
+            return
+        who = f"{self._transport.kind} {lost.client}" if lost.client >= 0 else "client"
+        reason = f"remote client lost: {who} died: {lost.reason}"[:300]
+        self._dead = reason
+        victims = range(len(self._clients)) if lost.client < 0 else [lost.client]
+        sink = self._sink
+        for k in victims:
+            client = self._clients[k]
+            client.lost = lost.reason
+            with self._lock:
+                ids, client.outstanding = sorted(client.outstanding), set()
+            if sink is not None and ids:
+                sink.fail(np.asarray(ids, dtype=np.int64), reason)
+        abort = getattr(sink, "abort", None)
+        if callable(abort):
+            abort(reason)
+
+    def _dispatch(self, client: _Client, events: list[Event]) -> None:
+        sink = self._sink
+        if sink is None:
+            return
+        offset = client.sync.offset_ns
+        firsts = [e for e in events if e[0] == "f"]
+        if firsts:
+            ids = np.array([e[1] for e in firsts], dtype=np.int64)
+            at = np.array([e[2] for e in firsts], dtype=np.int64) + offset
+            sink.first_token(ids, at_ns=at)
+        finished: list[int] = []
+        for event in events:
+            kind = event[0]
+            if kind == "i":
+                mark = getattr(sink, "mark_issued", None)
+                if callable(mark):
+                    mark(event[1], int(event[2]) + offset)
+            elif kind == "c":
+                ids = np.array([event[1]], dtype=np.int64)
+                data = None if event[4] is None else [event[4]]
+                sink.complete(
+                    ids, n_tokens=event[3], data=data, at_ns=int(event[2]) + offset
+                )
+                finished.append(event[1])
+            elif kind == "x":
+                sink.fail(np.array([event[1]], dtype=np.int64), event[3])
+                finished.append(event[1])
+            elif kind == "u" and self.reachability.on_unreachable is not None:
+                self.reachability.on_unreachable(event[1])
+        if finished:
+            with self._lock:
+                client.outstanding.difference_update(finished)
+
+    # -- results ---------------------------------------------------------
+    def _reports(self) -> list[dict[str, Any]]:
+        out = []
+        for i, client in enumerate(self._clients):
+            if client.final is not None:
+                out.append(client.final)
+            elif client.lost is None and not self._closed:
+                out.append(self._transport.call(i, "report"))
+            else:
+                out.append({})
+        return out
+
+    def send_times(self) -> tuple[IdArray, IdArray]:
+        """(ids, coordinator-clock ns) each request left its client."""
+        ids, sent = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+        for part, client in zip(self._reports(), self._clients, strict=True):
+            if "ids" in part:
+                ids.append(np.asarray(part["ids"], dtype=np.int64))
+                sent.append(
+                    np.asarray(part["sent"], dtype=np.int64) + client.sync.offset_ns
+                )
+        return np.concatenate(ids), np.concatenate(sent)
+
+    def routes(self) -> tuple[IdArray, IdArray] | None:
+        """(ids, replica index) of every routed request; None for one endpoint."""
+        parts = [p["routes"] for p in self._reports() if p.get("routes") is not None]
+        if not parts:
+            return None
+        return (
+            np.concatenate([np.asarray(r[0], dtype=np.int64) for r in parts]),
+            np.concatenate([np.asarray(r[1], dtype=np.int64) for r in parts]),
+        )
+
+    def stats(self) -> dict[str, Any]:
+        """Summed counters, and per client: counts, where it ran and its clock offset."""
+        parts = [p.get("stats", {}) for p in self._reports()]
+        total = merge_stats(parts)
+        total["workers"] = len(self._clients)
+        total["transport"] = self._transport.kind
+        total["clients"] = [
+            {
+                **{k: part.get(k) for k in ("requests", "completed", "failed")},
+                "host": client.identity.get("host"),
+                "pid": client.identity.get("pid"),
+                "clock": client.sync.as_dict(),
+                "lost": client.lost,
+            }
+            for part, client in zip(parts, self._clients, strict=True)
+        ]
+        return total
+
+    @property
+    def identities(self) -> list[dict[str, Any]]:
+        """Where each client runs (host, pid, boot id) and when it was ready (its clock)."""
+        return [dict(c.identity) for c in self._clients]
+
+    def clock_error_bound_ns(self) -> int:
+        """The largest error bound of any client's corrected stamps."""
+        return max((c.sync.error_bound_ns for c in self._clients), default=0)
+
+    def client_cpu_s(self) -> float:
+        """CPU seconds the clients have used so far (all of them, wherever they run)."""
+        total = 0.0
+        for i, client in enumerate(self._clients):
+            if client.final is not None:
+                total += float(client.final.get("cpu_s", 0.0))
+            elif client.lost is None and not self._closed:
+                total += float(self._transport.call(i, "cpu"))
+        return total
+
+    def reset_records(self) -> None:
+        for i in range(len(self._clients)):
+            self._transport.call(i, "reset")
+
+    def close(self) -> None:
+        """Keep each client's final report and clock, then stop them all."""
+        if self._closed:
+            return
+        try:
+            for i, client in enumerate(self._clients):
+                if client.lost is None:
+                    client.final = self._transport.call(i, "report")
+                    self._end_sync(i, client)
+        except (SUTError, ClientLost):
+            pass
+        finally:
+            self._closed = True
+            self._transport.close()
+            self._thread.join(5)
+
+    def _end_sync(self, i: int, client: _Client) -> None:
+        offset, uncertainty = measure_offset(
+            lambda: int(self._transport.call(i, "now"))
+        )
+        client.sync.end_offset_ns = 0 if client.sync.shared else offset
+        client.sync.end_uncertainty_ns = uncertainty
+
+    def __enter__(self) -> RemoteClientSUT:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def merge_stats(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counters of several clients as one: numbers add up, nested dicts merge."""
+    total: dict[str, Any] = {}
+    for part in parts:
+        for key, value in part.items():
+            if key == "cpu_s":
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float | dict):
+                total.setdefault(key, value)
+            elif isinstance(value, dict):
+                total[key] = merge_stats([total.get(key) or {}, value])
+            else:
+                total[key] = total.get(key, 0) + value
+    return total
+
+
+def _local_boot_id() -> str:
+    from infermeter.suts.remote_agent import host_identity
+
+    return str(host_identity()["boot_id"])
