@@ -74,7 +74,7 @@ def summary(report: RunReport) -> dict[str, Any]:
     stats = doc["sut"].get("stats", {})
     return {
         "verdict": doc["verdict"]["result"],
-        "reasons": doc["verdict"].get("reasons", [])[:3],
+        "reasons": [r[:160] for r in doc["verdict"].get("reasons", [])],
         "samples_issued": metrics.get("samples_issued"),
         "samples_completed": metrics.get("samples_completed"),
         "samples_failed": metrics.get("samples_failed"),

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -171,3 +174,64 @@ def test_a_worker_that_dies_at_start_up_is_an_error_not_a_hang() -> None:
     ):
         MultiProcessHttpSUT(config, _BreaksOnLoad())
     assert time.monotonic() - started < 60.0
+
+
+def _served(url: str) -> int:
+    with urllib.request.urlopen(url.replace("/v1", "/stats"), timeout=10) as resp:
+        return int(json.loads(resp.read()).get("completed", 0))
+
+
+def _children() -> set[int]:
+    me = str(os.getpid())
+    out = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if stat.rsplit(")", 1)[1].split()[1] == me:
+                out.add(int(entry.name))
+    return out
+
+
+def test_a_run_whose_worker_dies_is_invalid_with_the_worker_error(
+    tmp_path: Path,
+) -> None:
+    from infermeter.loadgen.settings import Scenario
+    from infermeter.runs.run import RunRequest, execute
+
+    cfg = MockConfig(mode="timed", ttft="const:0.002", itl="const:0.001")
+    with MockProcess(cfg) as url:
+        before = _children()
+
+        def kill_a_worker() -> None:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                new = sorted(_children() - before)
+                if len(new) >= 2 and _served(url) > 50:  # the run is under way
+                    os.kill(new[-1], signal.SIGKILL)
+                    return
+                time.sleep(0.1)
+
+        killer = threading.Thread(target=kill_a_worker, daemon=True)
+        killer.start()
+        request = RunRequest(
+            benchmark="llama2-70b",
+            scenario=Scenario.SERVER,
+            sut="openai",
+            sut_options={"url": url, "model": "m", "workers": "2"},
+            target_qps=50.0,
+            overrides={"min_duration_ms": 60_000, "min_query_count": 100},
+            total_sample_count=16,
+            output_dir=tmp_path / "run",
+            store=tmp_path / "store.db",
+        )
+        report = execute(request)
+        killer.join()
+    verdict = report.document["verdict"]
+    assert verdict["result"] == "INVALID"
+    lost = re.compile(r"remote client lost: worker [01] died: killed by signal 9")
+    assert any(lost.search(r) for r in verdict["reasons"]), verdict["reasons"]
+    # Ended long before the 60 s of arrivals.
+    assert report.document["metrics"]["samples_issued"] < 0.5 * 50 * 60

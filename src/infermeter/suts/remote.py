@@ -203,9 +203,14 @@ class RemoteClientSUT:
 
     # -- SystemUnderTest -------------------------------------------------
     def issue_query(self, batch: QueryBatch, sink: CompletionSink) -> None:
-        if self._dead is not None:
-            raise SUTError(self._dead)
         self._sink = sink
+        if self._dead is not None:  # a client is gone: this phase ends with its error
+            sink.fail(batch.ids, self._dead)
+            abort = getattr(sink, "abort", None)
+            if not callable(abort):
+                raise SUTError(self._dead)
+            abort(self._dead)
+            return
         wants = sink.wants_data(batch.ids)
         n = len(self._clients)
         owner = batch.ids % n
@@ -272,17 +277,28 @@ class RemoteClientSUT:
             at = np.array([e[2] for e in firsts], dtype=np.int64) + offset
             sink.first_token(ids, at_ns=at)
         finished: list[int] = []
+        done = [e for e in events if e[0] == "c" and e[4] is None and e[3] is not None]
+        if done:  # the usual completion (no accuracy data): one sink call for all
+            ids = np.array([e[1] for e in done], dtype=np.int64)
+            sink.complete(
+                ids,
+                n_tokens=np.array([e[3] for e in done], dtype=np.int64),
+                at_ns=np.array([e[2] for e in done], dtype=np.int64) + offset,
+            )
+            finished += ids.tolist()
         for event in events:
             kind = event[0]
             if kind == "i":
                 mark = getattr(sink, "mark_issued", None)
                 if callable(mark):
                     mark(event[1], int(event[2]) + offset)
-            elif kind == "c":
-                ids = np.array([event[1]], dtype=np.int64)
+            elif kind == "c" and (event[4] is not None or event[3] is None):
                 data = None if event[4] is None else [event[4]]
                 sink.complete(
-                    ids, n_tokens=event[3], data=data, at_ns=int(event[2]) + offset
+                    np.array([event[1]], dtype=np.int64),
+                    n_tokens=event[3],
+                    data=data,
+                    at_ns=int(event[2]) + offset,
                 )
                 finished.append(event[1])
             elif kind == "x":

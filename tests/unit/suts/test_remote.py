@@ -212,3 +212,17 @@ def test_merge_stats_adds_counters_and_merges_reasons() -> None:
 def test_remote_clients_refuse_a_virtual_clock() -> None:
     with pytest.raises(ConfigError, match="real clock"):
         RemoteClientSUT(EchoTransport([0]), CONFIG, clock=ManualClock())  # type: ignore[arg-type]
+
+
+def test_a_phase_after_a_client_was_lost_ends_at_once_instead_of_raising() -> None:
+    transport = EchoTransport([0, 0])
+    with RemoteClientSUT(transport, CONFIG) as sut:
+        transport.lost = ClientLost(0, "exited with code 1")
+        deadline = time.monotonic() + 10
+        while sut.stats()["clients"][0]["lost"] is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        phase = _phase(sut, [i * 10.0 for i in range(500)])
+    reason = "remote client lost: worker 0 died: exited with code 1"
+    assert reason in phase.errors
+    n = phase.samples_issued
+    assert 0 < n < 500 and (phase.records.status[:n] != 0).all()
