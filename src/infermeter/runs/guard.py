@@ -19,7 +19,7 @@ from infermeter.loadgen.settings import EffectiveSettings, Scenario
 from infermeter.runs.folder import update_run_json
 from infermeter.runs.preflight import preflight
 from infermeter.suts.openai_options import config_from_options, prompts_for
-from infermeter.suts.token_count import describe, is_estimate
+from infermeter.suts.token_count import describe, is_estimate, source_of
 
 Note = Callable[[str], None]
 
@@ -114,7 +114,9 @@ def token_counts(
     counts = (stats or {}).get("token_counts")
     if not isinstance(counts, dict):
         return None, []
-    counts = {**counts, "description": describe(counts)}
+    # Merged from several client processes: the source follows the summed samples.
+    source = source_of({k: int(v) for k, v in (counts.get("samples") or {}).items()})
+    counts = {**counts, "source": source, "description": describe(counts)}
     if not is_estimate(counts):
         return counts, []
     return counts, [
