@@ -217,7 +217,8 @@ def execute(
     if client.params:
         meta["sut"]["params"] = {**client.params, **meta["sut"]["params"]}
     meta["token_counts"], estimate = token_counts(client.stats)
-    warnings += estimate
+    if settings.use_token_latencies:  # else no tokens/s or TPOT rests on the counts
+        warnings += estimate
     if checks is not None:
         meta["preflight"] = checks
     if isinstance(outcome, OfficialOutcome):
