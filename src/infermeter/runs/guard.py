@@ -106,14 +106,18 @@ def _duration(seconds: float) -> str:
 
 
 def token_counts(
-    stats: dict[str, Any] | None,
+    stats: dict[str, Any] | None, *, token_run: bool = True
 ) -> tuple[dict[str, Any] | None, list[str]]:
-    """run.json's ``token_counts`` from the SUT's stats, and the warning an estimate earns."""
+    """run.json's ``token_counts`` from the SUT's stats, and the warning an estimate earns.
+
+    Only a token run (``use_token_latencies``) reports tokens/s and TPOT, so only
+    it is warned; an image or video run's counts are just kept.
+    """
     counts = (stats or {}).get("token_counts")
     if not isinstance(counts, dict):
         return None, []
     counts = {**counts, "description": describe(counts)}
-    if not is_estimate(counts):
+    if not token_run or not is_estimate(counts):
         return counts, []
     return counts, [
         f"{counts['description']}: tokens/s and TPOT rest on it; pass "

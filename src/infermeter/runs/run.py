@@ -216,9 +216,10 @@ def execute(
         meta["sut"]["stats"] = client.stats
     if client.params:
         meta["sut"]["params"] = {**client.params, **meta["sut"]["params"]}
-    meta["token_counts"], estimate = token_counts(client.stats)
-    if settings.use_token_latencies:  # else no tokens/s or TPOT rests on the counts
-        warnings += estimate
+    meta["token_counts"], estimate = token_counts(
+        client.stats, token_run=settings.use_token_latencies
+    )
+    warnings += estimate
     if checks is not None:
         meta["preflight"] = checks
     if isinstance(outcome, OfficialOutcome):
