@@ -7,6 +7,9 @@ prefix cache:
 
 * ``--virtual``: in virtual time (runs/fleet_sim.py), exact and repeatable,
   with the prefix policy at overlap weights 1, 2 and 4.
+* ``--multi-turn``: in virtual time, 201 conversations of 6 turns (256-token
+  user messages, 128-token replies) sent turn by turn at --qps, 200,000-token
+  prefix caches: each turn's prompt starts with the turn before.
 * ``--http``: the real path. ``serve-sim --replicas 4`` in a child process,
   ``infermeter run`` (MLPerf Server, Poisson at --qps) over the four URLs,
   once per policy against a fresh fleet; hit rate from each replica's /stats.
@@ -89,6 +92,44 @@ def virtual(qps: float, requests: int) -> None:
         )
 
 
+def multi_turn(qps: float) -> None:
+    turns, conversations, cache = 6, 201, 200_000
+    source = synthetic_text(
+        turns * conversations,
+        parse_prompt_shape(f"multi-turn:{turns}"),
+        input_len=fixed(256),
+        output_len=fixed(128),
+    )
+    rng = np.random.default_rng(0)
+    arrivals = np.cumsum(rng.exponential(1e9 / qps, len(source))).astype(np.int64)
+    reqs = [
+        FleetRequest(int(t), tuple((source.read(i).prompt or "").split()), 128)
+        for i, t in enumerate(arrivals)
+    ]
+    config = build_system("h100-sxm", 2, "llama2-70b", tp=2)
+    print(f"virtual time, multi-turn, {len(reqs)} requests, Poisson {qps:g}/s")
+    print(
+        "| policy | prefix-cache hit rate | TTFT p50 ms | TTFT p90 ms | requests per replica |"
+    )
+    print("|---|---|---|---|---|")
+    for policy in ("round-robin", "least-outstanding", "prefix"):
+        router = make_router(RoutingConfig(policy, cache_blocks=cache // 16), REPLICAS)
+        out = simulate_fleet(
+            reqs,
+            router,
+            lambda: LiveSimulator(
+                config, expected_osl=128, prefix_cache_blocks=cache // 16
+            ),
+        )
+        counts = " / ".join(
+            str(c) for c in np.bincount(out.replica, minlength=REPLICAS)
+        )
+        print(
+            f"| {policy} | {out.hit_rate:.3f} | {out.ttft_ms(50):.1f} | "
+            f"{out.ttft_ms(90):.1f} | {counts} |"
+        )
+
+
 def http(qps: float, min_duration_s: float) -> None:
     config = SimConfig(
         count=2, tp=2, chunk_ms=500.0, prefix_cache_tokens=CACHE, replicas=REPLICAS
@@ -144,12 +185,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--virtual", action="store_true")
     parser.add_argument("--http", action="store_true")
+    parser.add_argument("--multi-turn", action="store_true")
     parser.add_argument("--qps", type=float, default=6.0)
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--min-duration-s", type=float, default=60.0)
     args = parser.parse_args()
-    if args.virtual or not args.http:
+    if args.virtual or not (args.http or args.multi_turn):
         virtual(args.qps, args.requests)
+    if args.multi_turn:
+        multi_turn(args.qps)
     if args.http:
         http(args.qps, args.min_duration_s)
 

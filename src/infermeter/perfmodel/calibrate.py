@@ -295,15 +295,16 @@ def efficiency_for(
     stack: str = "trt-llm",
     benchmark: str = "llama2-70b",
     coefficients: Coefficients | None = None,
+    scenario: str = "Server",
 ) -> Efficiency:
     """Calibrated efficiency of one system: the fitted speed folded into compute and
-    memory efficiency, the Server derate in ``server``."""
+    memory efficiency, the ``scenario``'s derate (Server or Interactive) in ``server``."""
     coef = coefficients or load_coefficients()
     acc = get_accelerator(accelerator)
     wl = get_workload(benchmark)
     prec = precision if acc.supports(precision) else acc.lowest_precision()
     speed = math.exp(coef.log_speed(speed_features(acc.key, stack, prec, wl.key)))
-    derate = math.exp(coef.log_derate(scenario_features("Server", stack, wl.key)))
+    derate = math.exp(coef.log_derate(scenario_features(scenario, stack, wl.key)))
     return Efficiency(server=derate).scaled(speed)
 
 

@@ -45,6 +45,7 @@ PRIOR_SD = {
     "moe": 0.5,
     "age": 0.3,
     "power": 0.15,
+    "preview": 0.2,
     "scen": 0.3,
     "scenstack": 0.2,
     "scenbench": 0.2,
@@ -86,6 +87,7 @@ def speed_features(
     *,
     round_: str = "",
     power: str = "",
+    preview: bool = False,
 ) -> tuple[str, ...]:
     """Effects that set a system's speed factor (first part of a mixed system)."""
     acc = get_accelerator(part)
@@ -107,6 +109,8 @@ def speed_features(
     out.append(f"age:{benchmark_age(benchmark, round_)}")
     if power:
         out.append(f"power:{power}")
+    if preview:  # pre-release hardware or software
+        out.append("preview:preview")
     return tuple(out)
 
 
@@ -166,6 +170,7 @@ def prepare(
                     row.benchmark,
                     round_=row.round,
                     power=row.power,
+                    preview=row.preview,
                 ),
                 scenario_features(row.scenario, row.stack, row.benchmark),
             )

@@ -176,11 +176,21 @@ def _best_shape(
     return best if best is not None else reason
 
 
+def scenario_for(t: Targets, base: Workload) -> str:
+    """Interactive when the TPOT target is as tight as the benchmark's Interactive
+    bound (its calibrated derate applies), else Server."""
+    tpot = 1000.0 / t.tokens_per_user
+    bound = base.interactive_tpot_ms
+    return "Interactive" if bound is not None and tpot <= bound * 1.01 else "Server"
+
+
 def _option(
     acc: Accelerator, arch: ModelArch, prec: str, t: Targets, stack: str
 ) -> Option | str:
     base = get_workload(arch.key)
-    eff = efficiency_for(acc.key, prec, stack=stack, benchmark=base.key)
+    eff = efficiency_for(
+        acc.key, prec, stack=stack, benchmark=base.key, scenario=scenario_for(t, base)
+    )
     got = _best_shape(acc, arch, prec, t.workload(base), eff, t)
     if isinstance(got, str):
         return got

@@ -58,6 +58,7 @@ class PublishedRow:
     parts: tuple[tuple[str, int], ...] = ()
     system: str = ""
     flags: str = ""
+    preview: bool = False
 
     @property
     def group(self) -> tuple[str, str, str]:
@@ -243,6 +244,7 @@ def parse_row(r: dict[str, Any]) -> PublishedRow | Skipped:
         parts=tuple((a.key, n) for a, n in match.parts),
         system=str(r.get("System", "")),
         flags=flags,
+        preview=str(r.get("Availability", "")).lower() == "preview",
     )
 
 

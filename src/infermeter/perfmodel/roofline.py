@@ -74,6 +74,7 @@ class Deployment:
     ep: bool = False
     domain: int = 0
     _kv: str = field(init=False, repr=False, default="")
+    _rates: _Rates | None = field(init=False, repr=False, default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.precision not in PRECISION_BYTES:
@@ -90,6 +91,15 @@ class Deployment:
         object.__setattr__(self, "_kv", kv)
         if self.ep and not self.model.is_moe:
             raise ConfigError(f"{self.model.name} has no experts to spread (ep).")
+
+    @property
+    def rates(self) -> _Rates:
+        """Per-step constants of this replica, computed once (the simulators call
+        ``step_time_s`` for every step)."""
+        if self._rates is None:
+            object.__setattr__(self, "_rates", _Rates.of(self))
+        assert self._rates is not None
+        return self._rates
 
     # -- shape of the replica --------------------------------------------------
     @property
@@ -177,6 +187,51 @@ class Deployment:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class _Rates:
+    """Seconds per unit of work at 100 % efficiency, per accelerator of a replica."""
+
+    gemm_per_token: float
+    attn_per_decode_ctx: float
+    attn_per_prefill_ctx: float
+    kv_per_ctx: float  # bytes per decode token per context token
+    dense_read: float  # bytes per step that do not depend on the tokens
+    expert_read: float  # bytes per step if every expert is touched
+    bandwidth: float
+
+    @classmethod
+    def of(cls, dep: Deployment) -> _Rates:
+        m, acc, g = dep.model, dep.accelerator, dep.tp
+        # Routed experts multiply at the expert precision, the rest (attention
+        # projections, shared experts) at the dense precision.
+        routed = (
+            m.moe_layers * m.experts_per_token * m.params_per_expert
+            if m.is_moe
+            else 0.0
+        )
+        gemm = 2.0 * (
+            (m.params_active - routed) / acc.peak_flops(dep.dense_precision)
+            + routed / acc.peak_flops(dep.expert_precision)
+        )
+        attn_peak = acc.peak_flops(dep.attention_precision) * g
+        dense_b = m.dense_params * PRECISION_BYTES[dep.dense_precision]
+        expert_b = m.expert_params * PRECISION_BYTES[dep.expert_precision]
+        if dep.ep:  # every rank runs the non-expert layers for its own sequences
+            dense_read, expert_read = dense_b, expert_b / g
+        else:  # pipeline micro-batches re-read their stage's weights once each
+            dense_read = dense_b * dep.stages / g
+            expert_read = expert_b * dep.stages / g
+        return cls(
+            gemm_per_token=gemm / g,
+            attn_per_decode_ctx=m.attention_flops_per_context(True) / attn_peak,
+            attn_per_prefill_ctx=m.attention_flops_per_context(False) / attn_peak,
+            kv_per_ctx=dep.kv_bytes_per_token * dep.kv_copies / g,
+            dense_read=dense_read,
+            expert_read=expert_read,
+            bandwidth=acc.bandwidth_bytes_s,
+        )
+
+
 def _touched_fraction(m: ModelArch, tokens: FloatArray) -> FloatArray:
     """Expected share of a layer's experts that ``tokens`` routed tokens reach."""
     share = m.experts_per_token / m.experts
@@ -185,15 +240,13 @@ def _touched_fraction(m: ModelArch, tokens: FloatArray) -> FloatArray:
 
 def weight_read_bytes(dep: Deployment, tokens: FloatArray) -> FloatArray:
     """Weight bytes one accelerator of the replica reads in a step of ``tokens``."""
-    m = dep.model
-    expert_b = m.expert_params * PRECISION_BYTES[dep.expert_precision]
-    dense_b = m.dense_params * PRECISION_BYTES[dep.dense_precision]
-    touched = _touched_fraction(m, tokens) if m.is_moe else np.ones_like(tokens)
-    if dep.ep:
-        # Every rank runs the non-expert layers for its own sequences.
-        return dense_b + expert_b * touched / dep.tp
-    # Pipeline micro-batches re-read their stage's weights once each.
-    return (dense_b + expert_b * touched) * dep.stages / dep.tp
+    r = dep.rates
+    if not dep.model.is_moe:
+        return np.full_like(tokens, r.dense_read + r.expert_read)
+    out: FloatArray = r.dense_read + r.expert_read * _touched_fraction(
+        dep.model, tokens
+    )
+    return out
 
 
 def comm_s(dep: Deployment, eff: Efficiency, tokens: FloatArray) -> FloatArray:
@@ -236,35 +289,23 @@ def step_time_s(
     ``prefill_context`` is the mean context a prefill token attends to. Arrays
     broadcast, so one call evaluates a grid of coefficients (calibration).
     """
-    m, acc = dep.model, dep.accelerator
+    m, r = dep.model, dep.rates
     eta_c = np.asarray(eff.compute if compute_eff is None else compute_eff, dtype=float)
     eta_m = np.asarray(eff.memory if memory_eff is None else memory_eff, dtype=float)
     tokens = decode + prefill
-    # Routed experts multiply at the expert precision, the rest (attention
-    # projections, shared experts) at the dense precision.
-    routed = (
-        m.moe_layers * m.experts_per_token * m.params_per_expert if m.is_moe else 0.0
+    if m.sliding_layers:
+        context = m.attended_context(context)
+        prefill_context = m.attended_context(prefill_context)
+    attn = r.attn_per_decode_ctx * decode * context + (
+        r.attn_per_prefill_ctx * prefill * prefill_context
     )
-    gemm_per_token = 2.0 * (
-        (m.params_active - routed) / acc.peak_flops(dep.dense_precision)
-        + routed / acc.peak_flops(dep.expert_precision)
-    )
-    attn = m.attention_flops_per_context(True) * decode * m.attended_context(
-        context
-    ) + m.attention_flops_per_context(False) * prefill * m.attended_context(
-        prefill_context
-    )
-    g = dep.tp
-    bw = acc.bandwidth_bytes_s * eta_m
+    bw = r.bandwidth * eta_m
     # Per operator group (spec 3.1): the GEMMs and the attention run as separate
     # kernels, each bound by its own compute or memory roof; their times add.
     gemm_s = np.maximum(
-        gemm_per_token * tokens / (g * eta_c), weight_read_bytes(dep, tokens) / bw
+        r.gemm_per_token * tokens / eta_c, weight_read_bytes(dep, tokens) / bw
     )
-    kv_read = decode * context * dep.kv_bytes_per_token * dep.kv_copies / g
-    attn_s = np.maximum(
-        attn / (acc.peak_flops(dep.attention_precision) * g * eta_c), kv_read / bw
-    )
+    attn_s = np.maximum(attn / eta_c, decode * context * r.kv_per_ctx / bw)
     comm = comm_s(dep, eff, tokens)
     total: FloatArray = gemm_s + attn_s + comm + eff.step_overhead_s
     return total

@@ -18,6 +18,7 @@ from typing import Any
 import jinja2
 import numpy as np
 
+from infermeter.formatting import format_figure, format_number
 from infermeter.report import charts, server_charts
 from infermeter.report.model import RunLike
 from infermeter.report.sweep import sweep_points
@@ -30,11 +31,14 @@ MAX_RESPONSE_CHARS = 600
 
 @cache
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.PackageLoader("infermeter.report", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
     )
+    env.filters["num"] = format_number
+    env.filters["figure"] = format_figure
+    return env
 
 
 @cache
@@ -111,7 +115,7 @@ def _number(key: str, value: float) -> str:
         return f"{value:,}"
     if key in ("samples_per_second", "tokens_per_second"):
         return format_rate(value)  # printed as run, diff and compare print it
-    return f"{value:,.3f}"
+    return format_number(value, 3)
 
 
 def _metric_rows(

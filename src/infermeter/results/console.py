@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.table import Table
 
+from infermeter.formatting import format_number
 from infermeter.results.compare import Comparison
 from infermeter.results.cost import Cost
 from infermeter.results.diff import DiffResult
@@ -15,7 +16,7 @@ from infermeter.throughput import format_rate
 
 
 def _num(value: float | None, digits: int = 1) -> str:
-    return "-" if value is None else f"{value:,.{digits}f}"
+    return format_number(value, digits)
 
 
 def runs_table(rows: Sequence[dict[str, Any]]) -> Table:
@@ -97,6 +98,7 @@ def comparison_table(comparison: Comparison) -> Table:
     for column in (
         "",
         "system",
+        "benchmark",
         "accelerators",
         f"value ({run.unit})",
         "per acc. (derived)",
@@ -108,6 +110,7 @@ def comparison_table(comparison: Comparison) -> Table:
     table.add_row(
         f"this run ({run.label})",
         run.run_id,
+        run.benchmark,
         acc,
         format_rate(run.value),
         _num(run.per_accelerator),
@@ -120,7 +123,9 @@ def comparison_table(comparison: Comparison) -> Table:
         table.add_row(
             f"[{row.footnote}] {p.result_id}",
             f"{p.submitter} {p.system}",
-            f"{p.total_accelerators}x {p.accelerator}",
+            p.benchmark,  # -99 and -99.9 rows of one system differ here
+            f"{p.total_accelerators}x {p.accelerator}"
+            + (f" ({p.accelerator_variant})" if p.accelerator_variant else ""),
             _num(p.value),
             _num(p.per_accelerator),
             f"{row.pct_of_published:.1f} %",
@@ -138,15 +143,19 @@ def cost_table(cost: Cost) -> Table:
     table.add_column("value", justify="right")
     offer = cost.offer
     rows = [
-        ("price per GPU-hour", f"{cost.per_gpu_hour:,.3f}"),
-        (f"system per hour ({cost.gpus}x {offer.gpu})", f"{cost.system_per_hour:,.2f}"),
-        (f"per million {unit}", f"{cost.per_million:,.4f}"),
-        (f"{unit} per {cost.currency}", f"{cost.units_per_currency:,.0f}"),
+        ("price per GPU-hour", format_number(cost.per_gpu_hour, 3)),
+        (
+            f"system per hour ({cost.gpus}x {offer.gpu})",
+            format_number(cost.system_per_hour, 2),
+        ),
+        (f"per million {unit}", format_number(cost.per_million, 4)),
+        (f"{unit} per {cost.currency}", format_number(cost.units_per_currency, 0)),
         (
             "per user-hour",
             "-"
             if cost.per_user_hour is None
-            else f"{cost.per_user_hour:,.4f} at concurrency {cost.concurrency:,.1f}",
+            else f"{format_number(cost.per_user_hour, 4)} at concurrency "
+            f"{format_number(cost.concurrency, 1)}",
         ),
         (
             "price",

@@ -36,7 +36,7 @@ def headline_results() -> list[PublishedResult]:
 
 
 def _row(r: dict[str, Any], source: str, retrieved_at: str) -> PublishedResult:
-    acc = normalise(str(r["accelerator"]))
+    acc = normalise(str(r["accelerator"]), str(r.get("system") or ""))
     return PublishedResult(
         result_id=str(r["result_id"]),
         round=str(r["round"]),

@@ -27,7 +27,9 @@ _UNITS = {
     "samples/s": "samples/s",
     "queries/s": "queries/s",
     "latency (ms)": "ms",
+    "latency (s)": "ms",  # v6.0 reports some latencies in seconds: kept in ms
 }
+_TO_MS = {"latency (s)": 1000.0}
 _ACCURACY_SUFFIX = re.compile(r"-(99(?:\.9)?)$")
 _HETERO = re.compile(r"\(x\s*(\d+)\)")
 
@@ -145,7 +147,9 @@ def _parse_row(r: dict[str, Any], source: str, retrieved_at: str) -> PublishedRe
             f"Row {r.get('ID')!r} {r.get('Model')!r} has a non-numeric "
             f"Performance_Result {r['Performance_Result']!r}."
         )
-    acc = normalise(str(r.get("Accelerator") or ""))
+    unit_text = str(r["Performance_Units"]).strip().lower()
+    value *= _TO_MS.get(unit_text, 1.0)
+    acc = normalise(str(r.get("Accelerator") or ""), str(r.get("System") or ""))
     power, energy = _power(r)
     return PublishedResult(
         result_id=str(r["ID"]),
@@ -158,7 +162,7 @@ def _parse_row(r: dict[str, Any], source: str, retrieved_at: str) -> PublishedRe
         benchmark=str(r["Model"]),
         scenario=str(r["Scenario"]),
         value=value,
-        unit=_UNITS.get(str(r["Performance_Units"]).strip().lower(), "?"),
+        unit=_UNITS.get(unit_text, "?"),
         nodes=int(_number(r.get("Nodes")) or 1),
         total_accelerators=_total_accelerators(r),
         accelerator_raw=acc.raw,

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infermeter.results.compare import Comparison, compare, run_figure
+from infermeter.results.compare import Comparison, RunFigure, compare, run_figure
 from infermeter.results.cost import (
     Cost,
     compute_cost,
@@ -51,6 +52,41 @@ class CompareResult:
         }
 
 
+def _compare_same_part(
+    figure: RunFigure,
+    rows: Sequence[PublishedResult],
+    *,
+    ids: Sequence[str],
+    accelerator: str | None,
+    include_open: bool,
+    limit: int,
+) -> Comparison:
+    """Without --accelerator, rows of the run's own part (--gpu, or run.json's GPU)
+    when there are any; else every part, with a note saying so."""
+
+    def run(part: str | None) -> Comparison:
+        return compare(
+            figure,
+            rows,
+            ids=ids,
+            accelerator=part,
+            include_open=include_open,
+            limit=limit,
+        )
+
+    if accelerator or ids or not figure.accelerator:
+        return run(accelerator)
+    same = run(figure.accelerator)
+    if same.rows:
+        return same
+    every = run(None)
+    note = (
+        f"No published rows of {figure.accelerator}; showing other "
+        "accelerators (pick one with --accelerator)."
+    )
+    return dataclasses.replace(every, notes=[note, *every.notes])
+
+
 def compare_run(
     run_dir: Path,
     *,
@@ -70,7 +106,7 @@ def compare_run(
     run = load_run(run_dir)
     figure = run_figure(run, gpu=gpu, gpus=gpus)
     rows = published_rows(run.benchmark, run.scenario, store=store, builtin=builtin)
-    comparison = compare(
+    comparison = _compare_same_part(
         figure,
         rows,
         ids=ids,

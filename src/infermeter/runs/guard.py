@@ -19,6 +19,7 @@ from infermeter.loadgen.settings import EffectiveSettings, Scenario
 from infermeter.runs.folder import update_run_json
 from infermeter.runs.preflight import preflight
 from infermeter.suts.openai_options import config_from_options, prompts_for
+from infermeter.suts.openai_request import OpenAIConfig
 from infermeter.suts.token_count import describe, is_estimate, source_of
 
 Note = Callable[[str], None]
@@ -38,10 +39,17 @@ def refuse_unmeasurable(
 
 
 def check_endpoint(
-    options: dict[str, str], qsl: QuerySampleLibrary, note: Note | None
+    options: dict[str, str],
+    qsl: QuerySampleLibrary,
+    note: Note | None,
+    config: OpenAIConfig | None = None,
 ) -> dict[str, Any]:
-    """The preflight of an OpenAI endpoint; its notes go to ``note`` as they come."""
-    config, key = config_from_options(options)
+    """The preflight of an OpenAI endpoint; its notes go to ``note`` as they come.
+
+    ``config``: the SUT's own (its API follows the benchmark), else from ``options``.
+    """
+    parsed, key = config_from_options(options)
+    config = config if isinstance(config, OpenAIConfig) else parsed
     report = preflight(config, prompts_for(qsl), key)
     if note is not None:
         for line in report.notes:
@@ -108,16 +116,20 @@ def mark_unmeasured(folder: Path, document: dict[str, Any]) -> dict[str, Any]:
 
 
 def token_counts(
-    stats: dict[str, Any] | None,
+    stats: dict[str, Any] | None, *, token_run: bool = True
 ) -> tuple[dict[str, Any] | None, list[str]]:
-    """run.json's ``token_counts`` from the SUT's stats, and the warning an estimate earns."""
+    """run.json's ``token_counts`` from the SUT's stats, and the warning an estimate earns.
+
+    Only a token run (``use_token_latencies``) reports tokens/s and TPOT, so only
+    it is warned; an image or video run's counts are just kept.
+    """
     counts = (stats or {}).get("token_counts")
     if not isinstance(counts, dict):
         return None, []
     # Merged from several client processes: the source follows the summed samples.
     source = source_of({k: int(v) for k, v in (counts.get("samples") or {}).items()})
     counts = {**counts, "source": source, "description": describe(counts)}
-    if not is_estimate(counts):
+    if not token_run or not is_estimate(counts):
         return counts, []
     return counts, [
         f"{counts['description']}: tokens/s and TPOT rest on it; pass "

@@ -214,7 +214,9 @@ def execute(
     meta["client"] = client.certification
     if client.fleet is not None:
         meta["fleet"] = client.fleet
-    warnings += _client_meta(meta, client, checks)
+    warnings += _client_meta(
+        meta, client, checks, token_run=settings.use_token_latencies
+    )
     if isinstance(outcome, OfficialOutcome):
         document = write_official_folder(folder, outcome, meta=meta)
     else:
@@ -233,7 +235,11 @@ def execute(
 
 
 def _client_meta(
-    meta: dict[str, Any], client: ClientReport, checks: dict[str, Any] | None
+    meta: dict[str, Any],
+    client: ClientReport,
+    checks: dict[str, Any] | None,
+    *,
+    token_run: bool,
 ) -> list[str]:
     """The SUT's counters, effective settings, token-count source and preflight
     into run.json; returns the warning an estimated token count earns."""
@@ -241,7 +247,7 @@ def _client_meta(
         meta["sut"]["stats"] = client.stats
     if client.params:
         meta["sut"]["params"] = {**meta["sut"]["params"], **client.params}
-    meta["token_counts"], estimate = token_counts(client.stats)
+    meta["token_counts"], estimate = token_counts(client.stats, token_run=token_run)
     if checks is not None:
         meta["preflight"] = checks
     return estimate
@@ -296,7 +302,8 @@ def _before_load(
     refuse_unmeasurable(sut, eff, benchmark)
     checks = None
     if request.sut == "openai" and request.preflight:
-        checks = check_endpoint(request.sut_options, qsl, on_note)
+        config = getattr(sut, "config", None)
+        checks = check_endpoint(request.sut_options, qsl, on_note, config)
     performance = settings.mode in (Mode.PERFORMANCE_ONLY, Mode.SUBMISSION_RUN)
     if on_note is not None and request.sut == "openai" and performance:
         on_note(f"planned run: {planned_run(eff)}")

@@ -29,11 +29,17 @@ def fleet_ports(port: int, replicas: int) -> list[int]:
 
 
 async def _start(apps: list[SimApp], host: str, ports: list[int]) -> list[int]:
-    bound = []
+    bound: list[int] = []
     for app, port in zip(apps, ports, strict=True):
         runner = web.AppRunner(app.build(), handler_cancellation=True)
         await runner.setup()
-        sock = bind_socket(host, port, reuse_port=False)
+        try:
+            sock = bind_socket(host, port, reuse_port=False)
+        except OSError as exc:
+            raise ConfigError(
+                f"Cannot serve replica {len(bound)} on {host}:{port} ({exc.strerror}); "
+                "choose another --port, or --port 0 for any free ports."
+            ) from None
         bound.append(int(sock.getsockname()[1]))
         await web.SockSite(runner, sock).start()
     return bound
