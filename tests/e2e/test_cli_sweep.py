@@ -60,6 +60,10 @@ def test_concurrency_sweep_writes_endpoints_files(url: str, tmp_path: Path) -> N
     data = json.loads(summaries[1].read_text())
     assert data["n_samples_completed"] == 12
     assert data["infermeter"]["client"]["requests"] == 12
+    # The point's own SUT counts: not the first point's, not the warm-up's.
+    assert data["infermeter"]["sut"]["requests"] == 12
+    assert data["infermeter"]["token_counts"]["source"] == "usage"
+    assert "tokens" in data["infermeter"]["throughput_definition"]
     sweep = json.loads((tmp_path / "sweep.json").read_text())
     assert sweep["label"] == "infermeter results (unverified)"
     assert sweep["points"][1]["pareto"] is True

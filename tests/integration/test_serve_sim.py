@@ -165,7 +165,7 @@ def test_a_server_run_through_the_openai_sut_measures_the_simulator(
             total_sample_count=64,
             output_dir=tmp_path / "run",
             index=False,
-            preflight=False,  # its probe would be one more request in the simulator
+            preflight=False,  # its probe would be one more request for the simulator
         )
     )
     # (Too short for TTFT early stopping to pass: the timings are the point here.)

@@ -33,8 +33,7 @@ Examples:
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --target-qps 4
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --workers 2
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --ray --ray-actors 2
-  infermeter run --sut openai --url http://127.0.0.1:8001/v1 --url http://127.0.0.1:8002/v1 \
-                 --routing prefix --model m --target-qps 4    # a fleet of two replicas
+  infermeter run --sut openai --model m --url http://h1/v1 --url http://h2/v1 --routing prefix
   infermeter run --user-conf user.conf --output-dir runs/my-run --json
   infermeter run --engine mlcommons --sut null --scenario Offline   # official LoadGen
   infermeter run --audit TEST04 --sut audit-fake --benchmark resnet50 --scenario Offline \

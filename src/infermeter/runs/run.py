@@ -36,6 +36,7 @@ from infermeter.runs.client import ClientReport, collect
 from infermeter.runs.folder import update_run_json, write_run_folder
 from infermeter.runs.guard import (
     check_endpoint,
+    mark_unmeasured,
     planned_run,
     refuse_unmeasurable,
     token_counts,
@@ -210,6 +211,7 @@ def execute(
         with rundir.discarded_on_error():
             checks = _before_load(request, bench.name, sut, settings, qsl, on_note)
             rundir.start(provisional_meta(request, run_id), journal=_native(request))
+        streamed = bool(getattr(sut, "streams", True))
         scraper = _start_scraper(request, sut, context.options, clock, on_note)
         with CpuMeter.of(sut) as meter:
             sampler.start()
@@ -240,14 +242,9 @@ def execute(
     meta["client"] = client.certification
     if client.fleet is not None:
         meta["fleet"] = client.fleet
-    if client.stats is not None:
-        meta["sut"]["stats"] = client.stats
-    if client.params:
-        meta["sut"]["params"] = {**client.params, **meta["sut"]["params"]}
-    meta["token_counts"], estimate = token_counts(client.stats)
-    warnings += estimate
-    if checks is not None:
-        meta["preflight"] = checks
+    warnings += _client_meta(
+        meta, client, checks, token_run=settings.use_token_latencies
+    )
     if isinstance(outcome, OfficialOutcome):
         document = write_official_folder(folder, outcome, meta=meta)
     else:
@@ -256,6 +253,8 @@ def execute(
         )
     if scraper is not None and isinstance(outcome, RunOutcome):
         document = _add_server_metrics(folder, document, scraper, outcome, sut)
+    if not streamed:
+        document = mark_unmeasured(folder, document)
     if settings.mode in (Mode.ACCURACY_ONLY, Mode.SUBMISSION_RUN):
         document = update_run_json(folder, accuracy=_score_accuracy(folder, bench, qsl))
     rundir.finish()
@@ -270,6 +269,25 @@ def _effective(settings: RunSettings, qsl: DatasetQSL) -> EffectiveSettings:
         qsl_total_count=qsl.total_sample_count,
         qsl_performance_count=qsl.performance_sample_count,
     )
+
+
+def _client_meta(
+    meta: dict[str, Any],
+    client: ClientReport,
+    checks: dict[str, Any] | None,
+    *,
+    token_run: bool,
+) -> list[str]:
+    """The SUT's counters, effective settings, token-count source and preflight
+    into run.json; returns the warning an estimated token count earns."""
+    if client.stats is not None:
+        meta["sut"]["stats"] = client.stats
+    if client.params:
+        meta["sut"]["params"] = {**meta["sut"]["params"], **client.params}
+    meta["token_counts"], estimate = token_counts(client.stats, token_run=token_run)
+    if checks is not None:
+        meta["preflight"] = checks
+    return estimate
 
 
 def _start_scraper(
