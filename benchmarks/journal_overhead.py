@@ -56,9 +56,11 @@ def child(variant: str, qps: float, duration_ms: int) -> dict[str, object]:
 
         journal = RecordJournal(folder / "records.journal")
         options = {"stop": StopSignal(grace_ns=10_000_000_000), "watcher": journal}
+    cpu0 = time.process_time()
     start = time.perf_counter()
     outcome = run_test(NullSUT(), InMemoryQSL(1024), settings, **options)  # type: ignore[arg-type]
     wall = time.perf_counter() - start
+    cpu = time.process_time() - cpu0
     if journal is not None:
         journal.close()
     size = sum(p.stat().st_size for p in folder.iterdir())
@@ -69,6 +71,7 @@ def child(variant: str, qps: float, duration_ms: int) -> dict[str, object]:
         "rate": s.completed_samples_per_second,
         "lateness_p99_us": s.issue_lateness.percentiles[0.99] / 1e3,
         "wall_s": wall,
+        "cpu_s": cpu,
         "journal_mb": size / 1e6,
         "journaled": journal.rows_written if journal is not None else 0,
         "samples": s.sample_count,
@@ -108,7 +111,7 @@ def main() -> None:
     variants = ["plain", "safe"] + (["base"] if args.baseline_src else [])
     results: dict[str, list[dict[str, object]]] = {v: [] for v in variants}
     print(f"{'variant':<8}{'valid':<7}{'rate/s':>12}{'p99 late us':>13}{'wall s':>8}"
-          f"{'journal MB':>12}{'journaled':>11}")  # fmt: skip
+          f"{'cpu s':>8}{'journal MB':>12}{'journaled':>11}")  # fmt: skip
     for _ in range(args.rounds):
         for variant in variants:  # interleaved: a busy spell hits every variant
             r = measure(variant, args)
@@ -119,6 +122,7 @@ def main() -> None:
             print(
                 f"{variant:<8}{r['valid']!s:<7}{float(r['rate']):>12,.0f}"  # type: ignore[arg-type]
                 f"{float(r['lateness_p99_us']):>13.1f}{float(r['wall_s']):>8.2f}"  # type: ignore[arg-type]
+                f"{float(r['cpu_s']):>8.2f}"  # type: ignore[arg-type]
                 f"{float(r['journal_mb']):>12.1f}{int(r['journaled']):>11,}"  # type: ignore[call-overload]
             )
     _ratios(results)
@@ -137,9 +141,10 @@ def _ratios(results: dict[str, list[dict[str, object]]]) -> None:
         if rows:
             rate = _median(rows, "rate") / _median(plain, "rate")
             late = _median(rows, "lateness_p99_us") / _median(plain, "lateness_p99_us")
+            cpu = _median(rows, "cpu_s") / _median(plain, "cpu_s")
             print(
                 f"{variant} / plain (medians): rate {rate:.3f}x, "
-                f"p99 issue lateness {late:.2f}x"
+                f"p99 issue lateness {late:.2f}x, CPU {cpu:.2f}x"
             )
 
 

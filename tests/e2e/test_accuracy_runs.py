@@ -59,3 +59,18 @@ def test_an_accuracy_run_without_a_metric_is_stored_and_says_so(tmp_path: Path) 
         assert result.code == (0 if accuracy["passed"] else 3)
     with Store(store) as db:
         assert db.run(doc["run_id"])["mode"] == "AccuracyOnly"
+
+
+def test_a_passing_accuracy_run_exits_0_and_is_stored_as_pass(tmp_path: Path) -> None:
+    folder, store = tmp_path / "acc", tmp_path / "s.db"
+    result = run_main(
+        "run", "--sut", "fake", "--sut-opt", "answers=reference",
+        "--benchmark", "resnet50", "--scenario", "Offline", "--mode", "AccuracyOnly",
+        "--total-sample-count", "32", "--output-dir", str(folder), "--store", str(store),
+    )  # fmt: skip
+    assert result.code == 0, result.output
+    assert "Accuracy: PASS (32 samples)" in result.stdout
+    doc = json.loads((folder / "run.json").read_text())
+    with Store(store) as db:
+        assert db.run(doc["run_id"])["verdict"] == "PASS"
+    assert run_main("accuracy", str(folder)).code == 0

@@ -23,19 +23,30 @@ from infermeter.cli.options import (
     parse_key_values,
 )
 
-EXAMPLES = """
+EXAMPLES = r"""
 Examples:
 
   infermeter run                                   # the default: Llama 2 70B Server, short
   infermeter run --sut-opt accelerator=h200        # simulated 8x H200 at its published rate
   infermeter run --sut fake --scenario Offline --min-duration 1s --sut-opt tpot_ms=50
-  infermeter run --benchmark resnet50 --scenario SingleStream --sut null --min-duration 1s
+  infermeter run --benchmark resnet50 --scenario SingleStream --sut fake \
+                 --sut-opt latency_ms=10 --min-duration 1s
+                 # the fake answers in the 10 ms SingleStream expects
+
+  Endpoint runs last MLPerf's 10 minutes unless --min-duration says otherwise:
+
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --target-qps 4
+                 # (tests: --target-qps 200 --min-duration 3s)
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --workers 2
+                 # (tests: --target-qps 200 --min-duration 3s)
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --ray --ray-actors 2
+                 # (tests: --target-qps 200 --min-duration 3s)
   infermeter run --sut openai --model m --url http://h1/v1 --url http://h2/v1 --routing prefix
+                 # (tests: --target-qps 200 --min-duration 3s)
+
   infermeter run --user-conf user.conf --output-dir runs/my-run --json
-  infermeter run --engine mlcommons --sut null --scenario Offline   # official LoadGen
+  infermeter run --engine mlcommons --sut fake --scenario Offline --min-duration 1s \
+                 --sut-opt tpot_ms=50   # the official LoadGen
   infermeter run --audit TEST04 --sut audit-fake --benchmark resnet50 --scenario Offline \
                  --target-qps 20000 --min-duration 1s --min-query-count 1000 \
                  --sut-opt latency_ms=0.05 --output-dir runs/resnet50-Offline   # MLPerf audit

@@ -14,9 +14,10 @@ from infermeter.cli.main import EXIT_ERROR, EXIT_INVALID, app, err_console
 from infermeter.throughput import SWEEP
 
 EXAMPLES = """
-Examples:
+Examples (each point runs --duration, 10 s by default):
 
   infermeter sweep --url http://127.0.0.1:8000/v1 --model m --concurrency 1,4,16,64
+                   # 40 s (tests: --duration 1)
 
   infermeter sweep --url URL --model m --rates 5,10,20 --pattern gamma --burstiness 0.5
 
@@ -25,6 +26,7 @@ Examples:
   infermeter sweep --url URL --model m --rates 2000,4000 --ray auto --ray-actors 8
 
   infermeter sweep --url URL --model m --search --ttft-ms 2000 --tpot-ms 200 --duration 30
+                   # some minutes: 30 s a point (tests: --duration 1)
 
   infermeter sweep --url URL --model m --replay --trace mooncake.jsonl --speed 2
 

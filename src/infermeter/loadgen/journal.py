@@ -9,12 +9,14 @@ Format (append-only): the line ``infermeter-journal 1``, then frames. A frame
 is one JSON line ``{"phase": k, "origin_ns": t0, "rows": n, "reasons": [...],
 "columns": [[name, dtype], ...]}`` (``t0``: the phase start on the engine
 clock) followed by the ``n`` values of each column as raw
-little-endian bytes, column after column. Times are ns from the phase start,
-as in records.npz. A frame cut short by the kill is ignored on reading.
+little-endian bytes, column after column. Times are as the engine took them
+(absolute, -1 = never); the reader makes them relative to ``t0``, as in
+records.npz. A frame cut short by the kill is ignored on reading.
 
-The writer is a thread of its own that takes the sink's lock only to copy
-the rows that completed since its last look, so the issue thread never waits
-on the disk.
+The writer is a thread of its own. It takes the sink's lock only to copy the
+rows issued since its last look (slices: the new samples are contiguous) and
+gathers the few still in flight; every ``FLUSH_S`` it writes what completed,
+so the issue thread never waits on the disk and its pauses stay short.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from infermeter.loadgen.engine import LivePhase
 from infermeter.loadgen.records import UNSET
 
 MAGIC = b"infermeter-journal 1\n"
-FLUSH_S = 0.5
+FLUSH_S = 0.2
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("id", "<i8"),
     ("scheduled_ns", "<i8"),
@@ -137,20 +139,24 @@ class RecordJournal:
         if not done.all():
             rows = {name: values[done] for name, values in rows.items()}
             ids = ids[done]
-        start = phase.start
-        query = _query_of(phase, ids)
-        none = np.full(ids.size, -1, dtype=np.int64)
-
-        def rel(values: I64) -> I64:
-            return np.where(values < 0, -1, values - start)
-
+        schedule = phase.schedule
+        if ids.size and int(ids[-1]) - int(ids[0]) + 1 == ids.size:
+            lo, hi = int(ids[0]), int(ids[-1]) + 1  # contiguous: views, no gathers
+            query = _query_of(phase, np.arange(lo, hi, dtype=np.int64))
+            simple = schedule.query_offsets is None and schedule.samples_per_query == 1
+            scheduled = phase.origin[lo:hi] if simple else phase.origin[query]
+            indices = schedule.sample_indices[lo:hi]
+        else:
+            query = _query_of(phase, ids)
+            scheduled, indices = phase.origin[query], schedule.sample_indices[ids]
+        none = np.full(ids.size, UNSET, dtype=np.int64)
         return [
             ids,
-            phase.origin[query] - start,
-            rel(rows["issued_ns"]),
-            rel(rows["first_token_ns"]) if "first_token_ns" in rows else none,
-            rows["completed_ns"] - start,
-            phase.schedule.sample_indices[ids],
+            scheduled,
+            rows["issued_ns"],
+            rows.get("first_token_ns", none),
+            rows["completed_ns"],
+            indices,
             query,
             rows["n_tokens"] if "n_tokens" in rows else np.zeros(ids.size, np.int64),
             rows["status"],
@@ -204,6 +210,10 @@ def read_journal(path: Path) -> dict[str, npt.NDArray[Any]]:
             break
         header, arrays, at = frame
         phase = int(header["phase"])
+        origin = int(header.get("origin_ns", 0))
+        for name in ("scheduled_ns", "issued_ns", "first_token_ns", "completed_ns"):
+            values = arrays[name]
+            arrays[name] = np.where(values == UNSET, UNSET, values - origin)
         frames.setdefault(phase, []).append(arrays)
         reasons[phase] = [str(r) for r in header.get("reasons", [])]
     if not frames:
