@@ -45,6 +45,7 @@ Examples:
                  # (tests: --target-qps 200 --min-duration 3s)
 
   infermeter run --user-conf user.conf --output-dir runs/my-run --json
+                 # as long as user.conf says (MLPerf: 10 minutes)
   infermeter run --engine mlcommons --sut fake --scenario Offline --min-duration 1s \
                  --sut-opt tpot_ms=50   # the official LoadGen
   infermeter run --audit TEST04 --sut audit-fake --benchmark resnet50 --scenario Offline \

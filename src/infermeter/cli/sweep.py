@@ -24,6 +24,7 @@ Examples (each point runs --duration, 10 s by default):
   infermeter sweep --url URL --model m --rates 2000,4000 --workers 2
 
   infermeter sweep --url URL --model m --rates 2000,4000 --ray auto --ray-actors 8
+                   # (needs: a Ray cluster started with ray start --head)
 
   infermeter sweep --url URL --model m --search --ttft-ms 2000 --tpot-ms 200 --duration 30
                    # some minutes: 30 s a point (tests: --duration 1)

@@ -1,0 +1,333 @@
+"""Every example in README.md and in each command's --help runs, and ends as its text says.
+
+Examples are found, not listed: the ``infermeter ...`` lines of README.md's
+code blocks (``\\`` continuations joined) and inline code spans, and of every
+command's help text. An example says more in its trailing ``# comment``:
+
+* ``(tests: FLAGS)``: the test runs it with these flags (a flag already on
+  the line gets the new value). This is how an example declares that it is
+  shortened in tests, e.g. ``# MLPerf's 10-minute minimum (tests: --min-duration 2s)``.
+* ``exit N``: it ends with exit code N (default 0), e.g. ``# ends INVALID: exit 3``.
+* ``|| ...`` after the command (shell): any exit code but an error (1, 2).
+* ``(needs: WHAT)``: it needs something no test can start (a Ray cluster);
+  the test is skipped with that reason. Use it for nothing a folder can hold.
+* a ``serve-mock`` / ``serve-sim`` example is a server: the test starts it
+  (on a free port), waits until ``/v1/models`` answers, and stops it.
+
+Each example runs in a fresh copy of a world (``examples_world.py``) that
+holds the files examples name, and two mock endpoints stand in for
+``http://127.0.0.1:80xx/v1``, ``URL``, ``URL1`` and ``URL2``. Placeholders
+``RUN``, ``RUN_A``, ``RUN_B`` and ``RUN_DIR`` are run folders.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import re
+import shlex
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from infermeter.cli.main import build_command
+from infermeter.servers.mock import MockConfig, MockProcess
+from tests.e2e.examples_world import ROOT, SHARED, World, build_world
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+COMMANDS = set(build_command().commands)
+PLACEHOLDERS = {"RUN": "runs/a", "RUN_A": "runs/a", "RUN_B": "runs/b",
+                "RUN_DIR": "runs/accuracy-run", "RESULTS": "resnet50/Offline",
+                "AUDIT_LOGS": "runs/audit", "OUT": "out"}  # fmt: skip
+OUTPUTS = {"--output-dir", "-o", "--output", "--out", "--write"}
+# The run itself says when this machine, not the example, decided the verdict.
+BOTTLENECK = "the client may be the bottleneck"
+SERVERS = {"serve-mock", "serve-sim"}
+ENDPOINT_URL = re.compile(r"^https?://([^/]+)/v1$")
+
+
+@dataclass(frozen=True)
+class Example:
+    source: str  # "README.md" or "infermeter run --help"
+    text: str  # the command as written, without its comment
+    comment: str
+
+    @property
+    def argv(self) -> list[str]:
+        return shlex.split(self.text.split("||")[0].rstrip(" &"))[1:]
+
+    @property
+    def command(self) -> str:
+        return self.argv[0] if self.argv else ""
+
+    def expected_codes(self) -> set[int]:
+        if "||" in self.text:
+            return {0, 3, 4}
+        found = re.search(r"\bexit (\d+)", self.comment)
+        return {int(found.group(1))} if found else {0}
+
+    def needs(self) -> str | None:
+        found = re.search(r"\(needs: ([^)]*)\)", self.comment)
+        return found.group(1) if found else None
+
+    def test_flags(self) -> list[str]:
+        found = re.search(r"\(tests: ([^)]*)\)", self.comment)
+        return [t for t in shlex.split(found.group(1)) if t != "#"] if found else []
+
+
+def _split_comment(line: str) -> tuple[str, str]:
+    text, _, comment = line.partition(" #")
+    return text.strip(), comment.strip()
+
+
+def _lines(block: str) -> Iterator[str]:
+    """Command lines: ``\\`` continuations joined, and comment lines right after
+    an example added to its comment."""
+    joined: list[str] = []
+    for raw in block.splitlines():
+        line = raw.strip()
+        if joined and joined[-1].endswith("\\"):
+            joined[-1] = joined[-1][:-1].rstrip() + " " + line
+        elif joined and line.startswith("#") and joined[-1].startswith("infermeter "):
+            joined[-1] += " " + line
+        else:
+            joined.append(line)
+    yield from (line for line in joined if line.startswith("infermeter "))
+
+
+def readme_examples() -> list[Example]:
+    text = (ROOT / "README.md").read_text()
+    found = []
+    for block in re.findall(r"```[a-z]*\n(.*?)```", text, flags=re.S):
+        found += [Example("README.md", *_split_comment(line)) for line in _lines(block)]
+    for span in re.findall(r"`(infermeter [^`]+)`", text):
+        words = span.split()
+        if len(words) > 2:  # a bare command name in prose mentions it, shows no use
+            found.append(Example("README.md", " ".join(words), ""))
+    return found
+
+
+def help_examples() -> list[Example]:
+    found = []
+
+    def walk(command: object, path: list[str]) -> None:
+        text = f"{getattr(command, 'help', '') or ''}\n{getattr(command, 'epilog', '') or ''}"
+        source = " ".join(["infermeter", *path, "--help"])
+        found.extend(Example(source, *_split_comment(line)) for line in _lines(text))
+        for name, sub in (getattr(command, "commands", None) or {}).items():
+            walk(sub, [*path, name])
+
+    walk(build_command(), [])
+    return found
+
+
+def _examples() -> list[Example]:
+    seen: dict[str, Example] = {}
+    for example in readme_examples() + help_examples():
+        if example.command in COMMANDS:
+            seen.setdefault(example.text, example)  # the first text that shows it
+    return list(seen.values())
+
+
+EXAMPLES = _examples()
+
+
+def test_examples_are_found() -> None:
+    sources = {e.source for e in EXAMPLES}
+    assert "README.md" in sources and "infermeter run --help" in sources
+    assert len(EXAMPLES) >= 40
+
+
+# -- the world --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def endpoints() -> Iterator[list[str]]:
+    timed = MockConfig(mode="timed", ttft="const:0.02", itl="const:0.002")
+    with MockProcess(timed) as first, MockProcess(timed) as second:
+        yield [first, second]
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, endpoints: list[str]) -> World:
+    return build_world(tmp_path_factory.mktemp("world") / "template", endpoints)
+
+
+def _free_port(count: int = 1) -> int:
+    """A port with ``count - 1`` free ports after it (``serve-sim --replicas``)."""
+    rng = random.Random()
+    for _ in range(200):
+        base = rng.randrange(20_000, 60_000)
+        try:
+            with contextlib.ExitStack() as stack:
+                for port in range(base, base + count):
+                    sock = stack.enter_context(socket.socket())
+                    sock.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+    raise AssertionError(f"no {count} free ports in a row")
+
+
+def _with_flags(argv: list[str], flags: list[str]) -> list[str]:
+    """``argv`` with ``flags`` set: an existing flag's value replaced, else added."""
+    out = list(argv)
+    i = 0
+    while i < len(flags):
+        flag = flags[i]
+        takes_value = i + 1 < len(flags) and not flags[i + 1].startswith("--")
+        value = flags[i + 1] if takes_value else None
+        if flag in out and value is not None and out.index(flag) + 1 < len(out):
+            out[out.index(flag) + 1] = value
+        elif flag not in out:
+            out += [flag] if value is None else [flag, value]
+        i += 2 if takes_value else 1
+    return out
+
+
+def _resolve(example: Example, world: World, cwd: Path) -> list[str]:
+    """The example's argv in the world: endpoints, placeholders, run folders."""
+    ports: dict[str, str] = {}
+    argv: list[str] = []
+    for arg in _with_flags(example.argv, example.test_flags()):
+        if argv and argv[-1] in OUTPUTS:  # written by the example, not read
+            argv.append(PLACEHOLDERS.get(arg, arg))
+            continue
+        local = ENDPOINT_URL.match(arg)
+        if local or arg in ("URL", "URL1", "URL2"):
+            key = local.group(1) if local else arg
+            ports.setdefault(key, world.urls[len(ports) % len(world.urls)])
+            arg = ports[key]
+        arg = PLACEHOLDERS.get(arg, arg)
+        world.provide(cwd, arg, command=example.command)
+        argv.append(arg)
+    if example.command in SERVERS:
+        replicas = (
+            int(argv[argv.index("--replicas") + 1]) if "--replicas" in argv else 1
+        )
+        argv = _with_flags(argv, ["--port", str(_free_port(replicas))])
+    return argv
+
+
+# -- running ----------------------------------------------------------------------
+# Most examples wait on real time (a 20 s run, a 10 s sweep point): they run
+# side by side, each in its own process and folder, and each test then reads
+# its example's outcome.
+
+PARALLEL = 4
+TIMEOUT_S = 280
+
+
+@dataclass
+class Outcome:
+    code: int = 0
+    output: str = ""
+    skip: str | None = None
+
+
+def _serve(argv: list[str], cwd: Path, env: dict[str, str]) -> Outcome:
+    """Start a server example, wait for its /v1/models, stop it."""
+    port = argv[argv.index("--port") + 1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "infermeter", *argv],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                return Outcome(proc.returncode or 1, proc.communicate()[0])
+            try:
+                url = f"http://127.0.0.1:{port}/v1/models"
+                with urllib.request.urlopen(url, timeout=5):
+                    return Outcome(0)
+            except OSError:
+                time.sleep(0.2)
+        return Outcome(1, f"{argv} did not answer on port {port} in 120 s")
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def _run_one(example: Example, world: World, folder: Path) -> Outcome:
+    if example.needs() is not None:
+        return Outcome(skip=f"needs {example.needs()}")
+    if (
+        "summary_results.json" in example.text
+        and not (world.template / "summary_results.json").exists()
+    ):
+        return Outcome(skip="needs ../shared/data/mlperf/summary_results_v4.1.json")
+    cwd = folder / "cwd"
+    world.copy_to(cwd)
+    if "../shared/" in example.text:  # a path from a checkout beside ../shared
+        if not SHARED.exists():
+            return Outcome(skip="needs ../shared")
+        (folder / "shared").symlink_to(SHARED.parents[1])
+    env = {**os.environ, "INFERMETER_HOME": str(cwd), "OPENAI_API_KEY": "sk-example",
+           "COLUMNS": "200"}  # fmt: skip
+    argv = _resolve(example, world, cwd)
+    if example.command in SERVERS:
+        return _serve(argv, cwd, env)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "infermeter", *argv],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return Outcome(124, f"did not end in {TIMEOUT_S} s")
+    return Outcome(done.returncode, done.stdout + done.stderr)
+
+
+@pytest.fixture(scope="module")
+def outcomes(
+    world: World, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Outcome]:
+    root = tmp_path_factory.mktemp("examples")
+    with ThreadPoolExecutor(PARALLEL) as pool:
+        futures = {
+            example.text: pool.submit(_run_one, example, world, root / f"e{i}")
+            for i, example in enumerate(EXAMPLES)
+        }
+        return {text: future.result() for text, future in futures.items()}
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[e.text for e in EXAMPLES])
+def test_example_runs_and_ends_as_its_text_says(
+    example: Example, outcomes: dict[str, Outcome]
+) -> None:
+    result = outcomes[example.text]
+    if result.skip is not None:
+        pytest.skip(result.skip)
+    assert "internal error" not in result.output, result.output
+    assert "Traceback" not in result.output, result.output
+    if "pip install 'infermeter[" in result.output and result.code in (1, 2):
+        pytest.skip(result.output.strip().splitlines()[-1])  # an optional extra
+    if (
+        result.code == 3
+        and BOTTLENECK in result.output
+        and 0 in example.expected_codes()
+    ):
+        pytest.skip(f"INVALID because this machine was the bottleneck ({BOTTLENECK})")
+    assert result.code in example.expected_codes(), (
+        f"{example.source}: {example.text!r} exited {result.code}, its text says "
+        f"{sorted(example.expected_codes())}\n{result.output[-3000:]}"
+    )
