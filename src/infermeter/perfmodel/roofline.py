@@ -42,6 +42,9 @@ class Efficiency:
     and step costs put batch-1 Llama 2 70B FP16 decode at 79/121 tok/s on H100
     TP4/TP8 and 153 tok/s on H200 TP8 (docs/perfmodel.md). ``server`` derates
     the Server/Interactive throughput relative to the TPOT-bound steady state.
+    ``launch_per_layer_s`` is the kernel-launch cost per layer of a step that
+    mixes prefill with decode (no CUDA graph): a first-principles estimate, not
+    fitted.
     """
 
     compute: float = 0.6
@@ -49,6 +52,7 @@ class Efficiency:
     allreduce_hop_s: float = 1.0e-6
     step_overhead_s: float = 3.0e-4
     server: float = 1.0
+    launch_per_layer_s: float = 75.0e-6
 
     def scaled(self, speed: float) -> Efficiency:
         """Compute and memory efficiency times ``speed`` (a calibrated factor)."""
@@ -307,7 +311,10 @@ def step_time_s(
     )
     attn_s = np.maximum(attn / eta_c, decode * context * r.kv_per_ctx / bw)
     comm = comm_s(dep, eff, tokens)
-    total: FloatArray = gemm_s + attn_s + comm + eff.step_overhead_s
+    # A step that mixes prefill into the batch runs without a captured CUDA graph:
+    # every layer's kernels are launched one by one (~15 kernels x ~5 us).
+    launches = np.where(prefill > 0, m.layers * eff.launch_per_layer_s, 0.0)
+    total: FloatArray = gemm_s + attn_s + comm + eff.step_overhead_s + launches
     return total
 
 
