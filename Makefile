@@ -19,7 +19,8 @@ $(VENV)/.dev-installed: pyproject.toml
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -e '.[dev]'
 	$(PIP) install -q '$(TORCH_SPEC)' || echo "torch not installed: torch tests will be skipped"
-	$(PIP) install -q '$(TORCH_SPEC)' 'torchmetrics>=1.3' 'transformers>=4.40,<5' \
+	# The image-metrics extra without re-resolving torch (CLIP's processor needs Pillow).
+	$(PIP) install -q '$(TORCH_SPEC)' 'torchmetrics>=1.3' 'transformers>=4.40,<5' 'pillow>=10' \
 		|| echo "torchmetrics not installed: the CLIP score and FID tests will be skipped"
 	touch $(VENV)/.installed $@
 

@@ -221,7 +221,10 @@ OFFICIAL_OFFLINE = {
     [
         ("TEST01", "none", {"accuracy": True}),
         ("TEST01", "perf-mode", {"accuracy": False}),
-        ("TEST04", "none", {"performance": True}),
+        # An honest TEST04 in real time passes unless the machine stalls near
+        # the end of the reference run (a stall only ever slows a run): its
+        # verdict is checked in virtual time above, here only that it ran.
+        ("TEST04", "none", {}),
         ("TEST04", "cache", {"performance": False}),
     ],
 )
@@ -239,6 +242,10 @@ def test_official_engine_runs_the_audit(
     assert report.runs[test].document["engine"]["name"] == "mlcommons-loadgen"
     got = verdicts(report)
     assert {k: got[k] for k in expected} == expected
+    if test == "TEST04" and cheat == "none":
+        assert all(r.document["verdict"]["valid"] for r in report.runs.values())
+        lines = report.result.checks["performance"].lines
+        assert any(line.startswith("test score = ") for line in lines)
     values, _ = first_values(report.folder / "runs" / test / "mlperf_log_detail.txt")
     assert values["warning_generic_message"].startswith("Found Audit Config file")
 

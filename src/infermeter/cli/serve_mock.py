@@ -48,8 +48,20 @@ def serve_mock_command(
     workers: Annotated[
         int, typer.Option(min=1, help="Server processes sharing the port.")
     ] = 1,
+    video_sync: Annotated[
+        bool,
+        typer.Option(
+            help="POST /v1/videos answers with the video (vLLM-Omni style), not a job."
+        ),
+    ] = False,
 ) -> None:
-    """Serve /v1/completions and /v1/chat/completions (streamed or not) until Ctrl-C.
+    """Serve the OpenAI API (text, chat with images, audio, images, videos) until Ctrl-C.
+
+    Routes: /v1/completions and /v1/chat/completions (streamed or not; chat
+    messages may carry image_url / input_audio parts), /v1/audio/transcriptions
+    (multipart upload, streamed with stream=true), /v1/images/generations,
+    /v1/videos (job, status and content). Malformed requests get a 400 with
+    the reason; GET /received lists what the latest multimodal requests held.
 
     Modes: echo (answers the prompt's words), max-throughput (no compute: shows
     what the client can do), timed (TTFT, inter-token gap and output length
@@ -66,6 +78,8 @@ def serve_mock_command(
       infermeter serve-mock --mode faults --error-rate 0.05 --reset-rate 0.02
 
       infermeter serve-mock --mode timed --style llama.cpp --port 8001
+
+      infermeter serve-mock --mode timed --port 8002 --video-sync
     """
     faults = FaultConfig(
         error_rate=error_rate,
@@ -85,6 +99,7 @@ def serve_mock_command(
         seed=seed,
         style=style,
         check_model=check_model,
+        video_sync=video_sync,
     )
 
     shown = mode if style == "openai" else f"{mode}, {style} style"

@@ -17,6 +17,7 @@ from infermeter.loadgen.interfaces import QuerySampleLibrary, SystemUnderTest
 from infermeter.loadgen.settings import EffectiveSettings, Scenario
 from infermeter.runs.preflight import preflight
 from infermeter.suts.openai_options import config_from_options, prompts_for
+from infermeter.suts.openai_request import OpenAIConfig
 from infermeter.suts.token_count import describe, is_estimate
 
 Note = Callable[[str], None]
@@ -36,10 +37,17 @@ def refuse_unmeasurable(
 
 
 def check_endpoint(
-    options: dict[str, str], qsl: QuerySampleLibrary, note: Note | None
+    options: dict[str, str],
+    qsl: QuerySampleLibrary,
+    note: Note | None,
+    config: OpenAIConfig | None = None,
 ) -> dict[str, Any]:
-    """The preflight of an OpenAI endpoint; its notes go to ``note`` as they come."""
-    config, key = config_from_options(options)
+    """The preflight of an OpenAI endpoint; its notes go to ``note`` as they come.
+
+    ``config``: the SUT's own (its API follows the benchmark), else from ``options``.
+    """
+    parsed, key = config_from_options(options)
+    config = config if isinstance(config, OpenAIConfig) else parsed
     report = preflight(config, prompts_for(qsl), key)
     if note is not None:
         for line in report.notes:

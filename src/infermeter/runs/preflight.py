@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from infermeter.errors import SUTConnectionError, SUTError
+from infermeter.suts.openai_media import API_PATHS, MEDIA_APIS
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig, build_body
 from infermeter.suts.prompts import PromptSource
 from infermeter.suts.sse import StreamOutcome, StreamState, parse_body
@@ -65,7 +66,7 @@ class PreflightReport:
 def api_base(config: OpenAIConfig) -> str:
     """The ``.../v1`` the API paths hang from."""
     base = config.endpoint
-    for tail in ("/chat/completions", "/completions"):
+    for tail in ("/chat/completions", "/completions", *API_PATHS.values()):
         if base.endswith(tail):
             return base[: -len(tail)]
     return base
@@ -84,7 +85,11 @@ def preflight(
         one = dataclasses.replace(config, url=url, replica_urls=())
         report = PreflightReport(endpoint=one.endpoint)
         _check_models(one, report, headers, key)
-        _probe(one, prompts, report, headers, key)
+        if config.api in MEDIA_APIS:
+            # A probe would be a whole transcription, image or video job.
+            report.notes.append(f"no probe request for the {config.api} API")
+        else:
+            _probe(one, prompts, report, headers, key)
         reports.append(report)
     return reports[0]
 

@@ -284,7 +284,8 @@ def _before_load(
     refuse_unmeasurable(sut, eff, benchmark)
     checks = None
     if request.sut == "openai" and request.preflight:
-        checks = check_endpoint(request.sut_options, qsl, on_note)
+        config = getattr(sut, "config", None)
+        checks = check_endpoint(request.sut_options, qsl, on_note, config)
     performance = settings.mode in (Mode.PERFORMANCE_ONLY, Mode.SUBMISSION_RUN)
     if on_note is not None and request.sut == "openai" and performance:
         on_note(f"planned run: {planned_run(eff)}")

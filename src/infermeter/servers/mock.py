@@ -1,7 +1,9 @@
 """OpenAI-compatible mock server (aiohttp): echo, max-throughput, timed and fault modes.
 
-``/v1/completions`` and ``/v1/chat/completions``, streamed (SSE) or not. Token
+``/v1/completions`` and ``/v1/chat/completions``, streamed (SSE) or not, plus the
+multimodal routes of ``mock_media`` (transcriptions, images, videos). Token
 timing comes from a pluggable ``TokenTiming``; faults from a ``FaultPicker``.
+``GET /received`` lists what the latest multimodal requests carried.
 ``MockServer`` runs it on its own thread (tests); ``serve`` runs it in the
 foreground, optionally as several processes on one port (SO_REUSEPORT).
 """
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import multiprocessing
 import socket
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +23,7 @@ from infermeter.errors import ConfigError
 from infermeter.servers.background import ThreadedServer, bind_socket, new_event_loop
 from infermeter.servers.endpoint import OpenAIEndpoint
 from infermeter.servers.faults import Fault, FaultConfig, FaultPicker
+from infermeter.servers.mock_media import MediaRoutes
 from infermeter.servers.mock_stream import (
     STYLES,
     ParsedRequest,
@@ -36,6 +39,7 @@ from infermeter.servers.timing import (
 )
 
 MODES = ("echo", "max-throughput", "timed", "faults")
+RECEIVED = 256  # multimodal request summaries kept for GET /received
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +63,8 @@ class MockConfig:
     style: str = "openai"
     # Answer HTTP 404 to a model name other than ``model`` (as vLLM does).
     check_model: bool = False
+    # /v1/videos answers with the video itself instead of a job to poll.
+    video_sync: bool = False
 
     def validate(self) -> None:
         if self.mode not in MODES:
@@ -107,6 +113,19 @@ class MockApp(OpenAIEndpoint):
         )
         self.stats: Counter[str] = Counter()
         self.in_flight = 0
+        self.received: deque[dict[str, Any]] = deque(maxlen=RECEIVED)
+        self.media = MediaRoutes(self)
+
+    def on_build(self, app: web.Application) -> None:
+        self.media.add(app)
+        app.router.add_get("/received", self._received)
+
+    def record(self, route: str, summary: dict[str, Any]) -> None:
+        """Keep what a multimodal request carried (the latest ``RECEIVED`` of them)."""
+        self.received.append({"route": route, **summary})
+
+    async def _received(self, request: web.Request) -> web.Response:
+        return web.json_response(list(self.received))
 
     @property
     def model_name(self) -> str:
@@ -158,6 +177,8 @@ class MockApp(OpenAIEndpoint):
                 404, f"The model `{parsed.model}` does not exist.", "NotFoundError"
             )
         self.stats["prompt_tokens"] += parsed.mock.prompt_tokens
+        if parsed.media:
+            self.record("chat", {"media": list(parsed.media)})
         fault = self.picker.pick() if self.picker else Fault.NONE
         self.stats[f"fault_{fault.value}"] += fault is not Fault.NONE
         if fault is Fault.ERROR:

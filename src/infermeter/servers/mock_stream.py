@@ -15,6 +15,7 @@ from typing import Any
 from aiohttp import web
 
 from infermeter.servers.faults import Fault, FaultConfig
+from infermeter.servers.media_checks import chat_content
 from infermeter.servers.timing import MockRequest, TokenPlan
 
 TOKEN = "tok "
@@ -40,6 +41,7 @@ class ParsedRequest:
     words: tuple[str, ...]
     style: str = "openai"
     model: str = ""
+    media: tuple[dict[str, Any], ...] = ()  # image / audio parts of a chat
 
 
 def parse_request(
@@ -52,11 +54,11 @@ def parse_request(
         raise ValueError("request body is not JSON") from None
     if not isinstance(obj, dict):
         raise ValueError("request body is not a JSON object")
-    words = _prompt_words(obj, chat=chat)
+    words, media = _prompt_words(obj, chat=chat)
     max_tokens = obj.get("max_completion_tokens") or obj.get("max_tokens") or 16
     options = obj.get("stream_options") or {}
     mock = MockRequest(
-        prompt_tokens=len(words),
+        prompt_tokens=len(words) + sum(m.get("tokens", 0) for m in media),
         max_tokens=int(max_tokens),
         min_tokens=int(obj.get("min_tokens") or 0),
         ignore_eos=bool(obj.get("ignore_eos")),
@@ -65,23 +67,31 @@ def parse_request(
     )
     # llama.cpp ignores stream_options: its streams never carry usage.
     usage = bool(options.get("include_usage")) and style != LLAMA_CPP
-    return ParsedRequest(mock, chat, usage, words, style, str(obj.get("model") or ""))
+    return ParsedRequest(
+        mock, chat, usage, words, style, str(obj.get("model") or ""), tuple(media)
+    )
 
 
-def _prompt_words(obj: dict[str, Any], *, chat: bool) -> tuple[str, ...]:
+def _prompt_words(
+    obj: dict[str, Any], *, chat: bool
+) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
     if chat:
         messages = obj.get("messages")
         if not isinstance(messages, list):
             raise ValueError("chat request needs a 'messages' list")
+        if any(
+            isinstance(m, dict) and isinstance(m.get("content"), list) for m in messages
+        ):
+            return chat_content(messages)  # content parts: text, images, audio
         text = " ".join(
             str(m.get("content", "")) for m in messages if isinstance(m, dict)
         )
-        return tuple(text.split())
+        return tuple(text.split()), []
     prompt = obj.get("prompt")
     if isinstance(prompt, str):
-        return tuple(prompt.split())
+        return tuple(prompt.split()), []
     if isinstance(prompt, list):
-        return tuple(str(p) for p in prompt)
+        return tuple(str(p) for p in prompt), []
     raise ValueError("completions request needs a 'prompt' string or token list")
 
 

@@ -22,6 +22,8 @@ from infermeter.clock import Clock, MonotonicClock
 from infermeter.errors import ConfigError, SUTProtocolError, SUTTimeoutError
 from infermeter.loadgen.interfaces import CompletionSink, QueryBatch, SystemUnderTest
 from infermeter.suts.fleet import Fleet
+from infermeter.suts.media_exchange import media_exchange, response_bytes
+from infermeter.suts.openai_media import with_media_api
 from infermeter.suts.openai_options import config_from_options, prompts_for
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig, build_body
 from infermeter.suts.prompts import PromptSource
@@ -50,6 +52,8 @@ class HttpStatusError(Exception):
 
 class OpenAIHttpSUT:
     """Sends each sample to ``/v1/completions`` or ``/v1/chat/completions``.
+
+    Or to a media API (transcriptions, images, videos: ``media_exchange``).
 
     Use as a context manager, or call ``close()``: it owns a thread.
     """
@@ -82,6 +86,9 @@ class OpenAIHttpSUT:
         self.failures: Counter[str] = Counter()
         self.completed = 0
         self.reachability = Reachability(config.unreachable_after_s, self._clock)
+        self._media = media_exchange(
+            config, self._headers, reached=lambda: self.reachability.reached()
+        )
         self._sent_ids: list[int] = []
         self._sent_ns: list[int] = []
         self._tasks: set[asyncio.Task[None]] = set()
@@ -117,6 +124,21 @@ class OpenAIHttpSUT:
 
     def flush_queries(self) -> None:
         """Nothing is held back: every sample is sent as soon as it is issued."""
+
+    # -- LoadWatcher: request bodies are built as samples load (untimed) ------
+    def samples_loaded(self, indices: Any) -> None:
+        """Build the bodies of loaded samples now, not on their first request.
+
+        A media body (base64 images, uploads) takes milliseconds per megabyte,
+        which would otherwise land on the event loop inside the timed run.
+        """
+        for index in np.asarray(indices, dtype=np.int64).tolist():
+            self._body(index)
+
+    def samples_unloaded(self, indices: Any) -> None:
+        """Forget the bodies of unloaded samples (accuracy runs load in batches)."""
+        for index in np.asarray(indices, dtype=np.int64).tolist():
+            self._bodies.pop(index, None)
 
     # -- results ---------------------------------------------------------
     def send_times(self) -> tuple[np.ndarray, np.ndarray]:
@@ -252,7 +274,7 @@ class OpenAIHttpSUT:
             fleet.done(sid, ok=True)
         n_tokens = count_tokens(outcome, self._tokenizer, self.tally)
         self.completed += 1
-        data = [outcome.text.encode()] if want else None
+        data = [response_bytes(outcome)] if want else None
         sink.complete(ids, n_tokens=n_tokens, data=data)
 
     def _fail(self, ids: np.ndarray, reason: str, sink: CompletionSink) -> None:
@@ -294,6 +316,10 @@ class OpenAIHttpSUT:
         total: float | None,
     ) -> StreamOutcome:
         assert self._session is not None
+        if self._media is not None:
+            return await self._media.exchange(
+                self._session, url, body, sink, ids, state, scope, total
+            )
         async with self._session.post(url, data=body, headers=self._headers) as resp:
             self.reachability.reached()
             if resp.status != 200:
@@ -386,7 +412,11 @@ def create_http_sut(
 
 @register("openai")
 def _create(context: SutContext) -> SystemUnderTest:
-    config, key = config_from_options(context.options)
-    return create_http_sut(
+    config, key = config_from_options(with_media_api(context))
+    sut = create_http_sut(
         config, prompts_for(context.qsl), api_key=key, clock=context.clock
     )
+    watch = getattr(context.qsl, "watch", None)
+    if callable(watch) and isinstance(sut, OpenAIHttpSUT):
+        watch(sut)  # bodies built when samples load, outside the timed run
+    return sut

@@ -7,7 +7,8 @@ max_connections, max_in_flight, uvloop, api_key_env, api_key_file, workers, ray,
 ray_actors. A fleet: ``url`` holds
 one base URL per replica, comma-separated; routing (round-robin,
 least-outstanding, prefix), routing_block (tokens per prefix block),
-routing_cache_blocks (per replica), routing_overlap_weight.
+routing_cache_blocks (per replica), routing_overlap_weight. For the media APIs:
+response_format, size, poll_interval (seconds) and video_form.
 """
 
 from __future__ import annotations
@@ -53,6 +54,10 @@ KNOWN = [
     "routing_block",
     "routing_cache_blocks",
     "routing_overlap_weight",
+    "response_format",
+    "size",
+    "poll_interval",
+    "video_form",
 ]
 
 
@@ -102,6 +107,10 @@ def config_from_options(options: dict[str, str]) -> tuple[OpenAIConfig, ApiKey |
         workers=o.integer("workers") or 1,
         ray=options.get("ray") or None,
         ray_actors=o.integer("ray_actors") or 0,
+        response_format=options.get("response_format"),
+        size=options.get("size"),
+        poll_interval_s=o.number("poll_interval", 0.25) or 0.0,
+        video_form=options.get("video_form", "multipart"),
     )
     config.validate()
     key = ApiKey.load(env=options.get("api_key_env"), file=options.get("api_key_file"))
@@ -178,6 +187,7 @@ class QSLPrompts:
             if messages is None
             else [{"role": role, "content": content} for role, content in messages],
             max_tokens=getattr(sample, "output_tokens", None),
+            media=getattr(sample, "media", ()),
         )
 
 

@@ -2,6 +2,7 @@
 
 The API key lives only in ``ApiKey`` (never in ``repr``, ``params()``, logs or
 errors); ``OpenAIConfig.params()`` is what may be written to a run folder.
+Media request bodies (image parts, uploads) are built in ``openai_media``.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.errors import ConfigError
+from infermeter.suts import openai_media
 from infermeter.suts.prompts import Prompt
 from infermeter.suts.routing import RoutingConfig
 
-APIS = ("completions", "chat")
+APIS = ("completions", "chat", *openai_media.MEDIA_APIS)
 
 
 class ApiKey:
@@ -108,6 +110,11 @@ class OpenAIConfig:
     # A fleet: one base URL per replica (``url`` is the first); empty = one.
     replica_urls: tuple[str, ...] = ()
     routing: RoutingConfig = field(default_factory=RoutingConfig)
+    # Media APIs (transcriptions, images, videos): see openai_media.
+    response_format: str | None = None
+    size: str | None = None
+    poll_interval_s: float = 0.25
+    video_form: str = "multipart"
 
     def validate(self) -> None:
         if self.api not in APIS:
@@ -126,6 +133,7 @@ class OpenAIConfig:
                 f"max_connections ({self.max_connections}) and workers "
                 f"({self.workers}) must be >= 1"
             )
+        openai_media.validate(self)
 
     @property
     def urls(self) -> tuple[str, ...]:
@@ -144,9 +152,10 @@ class OpenAIConfig:
 
     def endpoint_of(self, url: str) -> str:
         base = url.rstrip("/")
-        if base.endswith("/completions"):
+        path = openai_media.API_PATHS.get(self.api, "/completions")
+        if base.endswith(("/completions", path)):
             return base
-        return base + ("/chat/completions" if self.api == "chat" else "/completions")
+        return base + path
 
     def params(self) -> dict[str, Any]:
         """The settings as plain data for run.json (holds no secret)."""
@@ -154,7 +163,9 @@ class OpenAIConfig:
 
 
 def build_body(config: OpenAIConfig, prompt: Prompt) -> bytes:
-    """The JSON request body for ``prompt`` under ``config``'s shaping rules."""
+    """The request body for ``prompt`` under ``config``'s shaping rules."""
+    if config.api in openai_media.MEDIA_APIS:
+        return openai_media.media_body(config, prompt)
     body: dict[str, Any] = {"model": config.model}
     if config.api == "chat":
         body["messages"] = _messages(prompt)
@@ -179,7 +190,9 @@ def build_body(config: OpenAIConfig, prompt: Prompt) -> bytes:
     return json.dumps(body, separators=(",", ":")).encode()
 
 
-def _messages(prompt: Prompt) -> list[dict[str, str]]:
+def _messages(prompt: Prompt) -> list[dict[str, Any]]:
+    if prompt.media:
+        return openai_media.chat_messages(prompt)
     if prompt.messages is not None:
         return list(prompt.messages)
     if prompt.text is not None:

@@ -13,19 +13,34 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 
+class MediaLike(Protocol):
+    """An encoded input file (an image, an audio clip) sent with a prompt."""
+
+    @property
+    def data(self) -> bytes: ...
+
+    @property
+    def mime(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Prompt:
     """One sample's request content.
 
     Give ``text`` (completions or a one-message chat), ``messages`` (chat) or
     ``token_ids`` (completions only). ``max_tokens`` is the output length the
-    benchmark asks for (None: the SUT's default).
+    benchmark asks for (None: the SUT's default). ``media``: images sent as chat
+    content parts, or the audio file of a transcription.
     """
 
     text: str | None = None
     token_ids: Sequence[int] | None = None
     messages: Sequence[dict[str, str]] | None = None
     max_tokens: int | None = None
+    media: Sequence[MediaLike] = ()
 
 
 @runtime_checkable

@@ -59,6 +59,7 @@ def _byte_vocab() -> list[str]:
 @pytest.fixture(scope="module")
 def tiny_clip(tmp_path_factory):
     transformers = pytest.importorskip("transformers")
+    pytest.importorskip("PIL")  # CLIP's image processor needs Pillow
     folder = tmp_path_factory.mktemp("tiny-clip")
     chars = _byte_vocab()
     vocab = {c: i for i, c in enumerate(chars)}

@@ -19,6 +19,7 @@ from infermeter.errors import DatasetError
 
 if TYPE_CHECKING:
     from infermeter.loadgen.interfaces import IndexArray
+    from infermeter.workloads.datasets.media_files import MediaFile
     from infermeter.workloads.datasets.tokenizer import Tokenizer
 
 AUDIO_RATE = 16_000  # Hz: LibriSpeech, and what Whisper and RNN-T take
@@ -59,7 +60,8 @@ class Sample:
     (lidar points, graph node ids, click features), ``reference`` the expected
     answer (see ``Reference``), ``task`` the sub-dataset of mixed sets (mixtral:
     OpenOrca / GSM8K / MBXP; deepseek-r1: aime / math500 / gpqa ...) that picks
-    the metric.
+    the metric, ``media`` the encoded files an endpoint is sent (PNG/JPEG
+    images, WAV/FLAC audio).
     """
 
     index: int
@@ -72,6 +74,7 @@ class Sample:
     inputs: Mapping[str, npt.NDArray[Any]] | None = None
     reference: Reference = None
     task: str | None = None
+    media: tuple[MediaFile, ...] = ()
 
     @property
     def input_tokens(self) -> int | None:
@@ -89,6 +92,14 @@ class SampleSource(Protocol):
     def read(self, index: int) -> Sample:
         """Sample ``index`` (0 <= index < len)."""
         ...
+
+
+class LoadWatcher(Protocol):
+    """Told which samples a QSL loads and unloads (an HTTP SUT builds their bodies then)."""
+
+    def samples_loaded(self, indices: IndexArray) -> None: ...
+
+    def samples_unloaded(self, indices: IndexArray) -> None: ...
 
 
 class DatasetQSL:
@@ -114,6 +125,11 @@ class DatasetQSL:
         self.performance_sample_count = min(performance_sample_count or total, total)
         self._loaded: dict[int, Sample] = {}
         self._lock = threading.Lock()
+        self._watchers: list[LoadWatcher] = []
+
+    def watch(self, watcher: LoadWatcher) -> None:
+        """Tell ``watcher`` about every load and unload, after it happens."""
+        self._watchers.append(watcher)
 
     def load_samples(self, indices: IndexArray) -> None:
         """Read these samples into memory (untimed)."""
@@ -122,12 +138,16 @@ class DatasetQSL:
                 sample = self._read(index)
                 with self._lock:
                     self._loaded[index] = sample
+        for watcher in self._watchers:
+            watcher.samples_loaded(indices)
 
     def unload_samples(self, indices: IndexArray) -> None:
         """Drop these samples from memory."""
         with self._lock:
             for index in np.asarray(indices, dtype=np.int64).tolist():
                 self._loaded.pop(index, None)
+        for watcher in self._watchers:
+            watcher.samples_unloaded(indices)
 
     @property
     def loaded_count(self) -> int:

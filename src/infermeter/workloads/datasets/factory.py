@@ -8,11 +8,13 @@ from pathlib import Path
 
 from infermeter.errors import ConfigError, DatasetError
 from infermeter.workloads.benchmark import Benchmark
-from infermeter.workloads.datasets import formats, media_formats, tables
+from infermeter.workloads.datasets import formats, media_formats, media_readers, tables
 from infermeter.workloads.datasets.base import DatasetQSL, SampleSource
 from infermeter.workloads.datasets.lengths import LengthSpec, fixed
+from infermeter.workloads.datasets.media_files import EncodedMedia
 from infermeter.workloads.datasets.shapes import PromptShape
 from infermeter.workloads.datasets.synthetic import (
+    SyntheticCaptions,
     SyntheticConversations,
     SyntheticImages,
     SyntheticPrompts,
@@ -85,8 +87,11 @@ READERS: dict[str, Callable[[Path, DatasetOptions], SampleSource]] = {
     "multi-turn": lambda p, o: formats.multi_turn(p),
     "coco": lambda p, o: media_formats.CocoDetection(p),
     "openimages": lambda p, o: media_formats.CocoDetection(p),
-    "librispeech": lambda p, o: media_formats.SpeechManifest(p),
     "text-lines": lambda p, o: media_formats.text_lines(p),
+    "image-folder": lambda p, o: media_readers.ImageFolder(p),
+    "vlm-jsonl": lambda p, o: media_readers.VisionJsonl(p),
+    "librispeech": lambda p, o: media_readers.AudioList(p),
+    "coco-captions": lambda p, o: media_readers.coco_captions(p),
 }
 FORMATS = (*sorted(READERS), "synthetic")
 
@@ -136,11 +141,15 @@ def _synthetic(
     media = media_source(
         bench.dataset_format, count=opts.samples, shape=shape, seed=opts.seed
     )
+    kind = media_readers.modality(bench)
     if media is not None:
-        return media
+        # Endpoints are sent files: the waveforms and pictures, encoded at load.
+        return EncodedMedia(media) if kind in ("speech", "vision-chat") else media
     count = opts.samples or min(
         bench.performance_sample_count or SYNTHETIC_TEXT_SAMPLES, SYNTHETIC_TEXT_SAMPLES
     )
+    if kind in ("text-to-image", "text-to-video"):
+        return SyntheticCaptions(count, seed=opts.seed)
     if bench.dataset_format == "squad":
         return SyntheticSquad(count, seed=opts.seed)
     input_len = opts.input_len or fixed(bench.synthetic_input_tokens or 128)
@@ -209,6 +218,9 @@ def synthetic_text(
 
 def sniff_format(path: Path) -> str | None:
     """Guess a file's format from its name and first bytes (None: no idea)."""
+    media = media_readers.sniff_media(path)
+    if media is not None and path.suffix.lower() not in (".json", ".txt"):
+        return media
     suffix = path.suffix.lower()
     by_suffix = {
         ".pkl": "pickle",
@@ -229,7 +241,15 @@ def sniff_format(path: Path) -> str | None:
 
 
 def _guess_format(path: Path, bench: Benchmark) -> str:
-    """The sniffed format, or the benchmark's when a name alone cannot tell."""
+    """The sniffed format, or the benchmark's when a name alone cannot tell.
+
+    A multimodal benchmark looks for its media layouts first (a folder of
+    images or LibriSpeech, an MMMU-style JSONL, a prompt list).
+    """
+    if media_readers.modality(bench) is not None:
+        media = media_readers.sniff_media(path)
+        if media is not None:
+            return media
     sniffed = sniff_format(path)
     if sniffed is None or (
         sniffed == "imagenet" and bench.dataset_format == "text-lines"

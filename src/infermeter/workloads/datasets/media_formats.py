@@ -5,9 +5,8 @@
   MLPerf detection scripts index it, with its boxes as the reference. Images are
   not decoded (the references are what accuracy needs; performance runs on real
   images need a SUT that reads its own preprocessed files).
-- ``librispeech``: a speech manifest JSON (a list of ``{"transcript", "files":
-  [{"fname"}]}``, paths relative to the manifest) with 16-bit PCM WAV files,
-  read with the standard library.
+- ``librispeech`` is read by ``media_readers.AudioList`` (manifests and
+  LibriSpeech folders; ``read_wav`` here gives the waveform of WAV files).
 - ``text-lines``: one prompt per line (the Wan 2.2 ``vbench_prompts.txt``).
 """
 
@@ -63,30 +62,6 @@ class CocoDetection:
 
     def read(self, index: int) -> Sample:
         return Sample(index=index, reference=self.reference(index))
-
-
-class SpeechManifest:
-    """A LibriSpeech-style manifest; WAV audio read when a sample is loaded."""
-
-    def __init__(self, path: Path) -> None:
-        data = read_json(path)
-        if not isinstance(data, list) or not all(
-            isinstance(e, dict) and "transcript" in e and e.get("files") for e in data
-        ):
-            raise _bad(path, "a speech manifest (a list of {transcript, files})")
-        self.name = path.name
-        self._root = path.parent
-        self._entries: list[dict[str, Any]] = data
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def reference(self, index: int) -> str:
-        return str(self._entries[index]["transcript"])
-
-    def read(self, index: int) -> Sample:
-        wav = self._root / self._entries[index]["files"][0]["fname"]
-        return Sample(index=index, audio=read_wav(wav), reference=self.reference(index))
 
 
 def read_wav(path: Path) -> np.ndarray:

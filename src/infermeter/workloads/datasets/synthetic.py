@@ -207,3 +207,24 @@ class SyntheticSquad:
         prompt = f"{question} {' '.join(context)}"
         ids = np.asarray(self.tokenizer.encode(prompt), dtype=np.int64)
         return Sample(index=index, prompt=prompt, input_ids=ids, reference=(answer,))
+
+
+class SyntheticCaptions:
+    """Short scene descriptions as prompts (text to image, text to video).
+
+    The caption is also the reference (what CLIP score compares an image with).
+    """
+
+    def __init__(self, count: int, *, seed: int = 0, words: int = 12) -> None:
+        self.name = "synthetic-captions"
+        self._count = count
+        self.seed = seed
+        self.words = words
+
+    def __len__(self) -> int:
+        return self._count
+
+    def read(self, index: int) -> Sample:
+        rng = np.random.default_rng([self.seed, index])
+        caption = f"A picture of {' '.join(_words(rng, self.words))}."
+        return Sample(index=index, prompt=caption, reference=caption)

@@ -1,0 +1,226 @@
+"""Request bodies of the multimodal OpenAI APIs: image and audio chat parts, uploads.
+
+* chat with media: the text part, then each image as an ``image_url`` part
+  holding a ``data:<mime>;base64,`` URL and each audio clip as an
+  ``input_audio`` part (the order of MLPerf's qwen3-vl reference; vLLM, SGLang,
+  TensorRT-LLM and OpenAI read this shape).
+* ``transcriptions``: ``POST /v1/audio/transcriptions`` as multipart/form-data
+  (``file``, ``model``, ``response_format``, ``temperature``, ``stream``).
+* ``images``: ``POST /v1/images/generations`` JSON (``prompt``, ``n``, ``size``,
+  ``response_format`` = ``b64_json``).
+* ``videos``: ``POST /v1/videos`` (OpenAI's Videos API) as multipart/form-data,
+  or JSON with ``video_form=json``.
+
+Bodies are bytes built once per sample; a multipart body carries its own
+boundary in its first line (``multipart_content_type`` reads it back).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from typing import TYPE_CHECKING, Any
+
+from infermeter.errors import ConfigError
+from infermeter.suts.prompts import MediaLike, Prompt
+
+if TYPE_CHECKING:
+    from infermeter.suts.openai_request import OpenAIConfig
+    from infermeter.suts.registry import SutContext
+
+MEDIA_APIS = ("transcriptions", "images", "videos")
+API_PATHS = {
+    "completions": "/completions",
+    "chat": "/chat/completions",
+    "transcriptions": "/audio/transcriptions",
+    "images": "/images/generations",
+    "videos": "/videos",
+}
+# The request each benchmark modality sends (workloads.datasets.media_readers.modality).
+API_OF_MODALITY = {
+    "vision-chat": "chat",
+    "speech": "transcriptions",
+    "text-to-image": "images",
+    "text-to-video": "videos",
+}
+RESPONSE_FORMATS = {
+    "transcriptions": ("json", "text", "verbose_json", "srt", "vtt"),
+    "images": ("b64_json", "url"),
+}
+VIDEO_FORMS = ("multipart", "json")
+AUDIO_FORMATS = {"audio/wav": "wav", "audio/mpeg": "mp3", "audio/flac": "flac"}
+
+
+def validate(config: OpenAIConfig) -> None:
+    """One-line errors for media settings that cannot work."""
+    allowed = RESPONSE_FORMATS.get(config.api)
+    if config.response_format is not None and allowed is None:
+        raise ConfigError(
+            f"response_format applies to the transcriptions and images APIs, "
+            f"not --api {config.api}"
+        )
+    if allowed is not None and config.response_format not in (None, *allowed):
+        raise ConfigError(
+            f"response_format={config.response_format!r} is not valid for "
+            f"{config.api}; use one of {', '.join(allowed)}"
+        )
+    if config.video_form not in VIDEO_FORMS:
+        raise ConfigError(
+            f"video_form={config.video_form!r}: use {' or '.join(VIDEO_FORMS)}"
+        )
+    if config.poll_interval_s <= 0:
+        raise ConfigError(
+            f"poll_interval must be > 0 seconds (got {config.poll_interval_s:g})"
+        )
+
+
+def media_body(config: OpenAIConfig, prompt: Prompt) -> bytes:
+    """The body of a transcriptions, images or videos request."""
+    if config.api == "transcriptions":
+        return _transcription(config, prompt)
+    if config.api == "images":
+        body: dict[str, Any] = {
+            "model": config.model,
+            "prompt": _text(prompt, config.api),
+            "n": 1,
+            "response_format": config.response_format or "b64_json",
+        }
+        if config.size:
+            body["size"] = config.size
+        body.update(config.extra_body)
+        return json.dumps(body, separators=(",", ":")).encode()
+    return _video(config, prompt)
+
+
+def _text(prompt: Prompt, api: str) -> str:
+    if prompt.text:
+        return prompt.text
+    raise ConfigError(
+        f"The {api} API needs a text prompt per sample, but the dataset gives none"
+    )
+
+
+def _transcription(config: OpenAIConfig, prompt: Prompt) -> bytes:
+    audio = [m for m in prompt.media if m.mime.startswith("audio/")]
+    if not audio:
+        raise ConfigError(
+            "The transcriptions API needs an audio file per sample, but the dataset "
+            "gives none; use a speech dataset (e.g. --dataset-format librispeech)"
+        )
+    fields: dict[str, Any] = {
+        "model": config.model,
+        "response_format": config.response_format or "json",
+    }
+    if config.temperature is not None:
+        fields["temperature"] = config.temperature
+    if prompt.text:
+        fields["prompt"] = prompt.text  # Whisper's context prompt
+    if config.max_tokens is not None:
+        fields["max_completion_tokens"] = config.max_tokens
+    if config.stream:
+        fields["stream"] = True
+        if config.include_usage:
+            fields["stream_include_usage"] = True  # vLLM: usage in the last chunk
+    fields.update(config.extra_body)
+    return multipart(fields, [("file", audio[0])])
+
+
+def _video(config: OpenAIConfig, prompt: Prompt) -> bytes:
+    fields: dict[str, Any] = {"model": config.model, "prompt": _text(prompt, "videos")}
+    if config.size:
+        fields["size"] = config.size
+    fields.update(config.extra_body)
+    if config.video_form == "json":
+        return json.dumps(fields, separators=(",", ":")).encode()
+    return multipart(fields, [])
+
+
+def chat_messages(prompt: Prompt) -> list[dict[str, Any]]:
+    """Chat messages whose last user turn carries the text, then the media parts."""
+    parts = [_part(m) for m in prompt.media]
+    if prompt.messages is None:
+        text = prompt.text or ""
+        return [{"role": "user", "content": [{"type": "text", "text": text}, *parts]}]
+    messages: list[dict[str, Any]] = [dict(m) for m in prompt.messages]
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            text = str(message.get("content", ""))
+            message["content"] = [{"type": "text", "text": text}, *parts]
+            return messages
+    return [*messages, {"role": "user", "content": parts}]
+
+
+def _part(media: MediaLike) -> dict[str, Any]:
+    encoded = base64.b64encode(media.data).decode("ascii")
+    if media.mime.startswith("image/"):
+        url = f"data:{media.mime};base64,{encoded}"
+        return {"type": "image_url", "image_url": {"url": url}}
+    audio_format = AUDIO_FORMATS.get(media.mime)
+    if audio_format is not None:
+        return {
+            "type": "input_audio",
+            "input_audio": {"data": encoded, "format": audio_format},
+        }
+    raise ConfigError(
+        f"{media.name!r} ({media.mime}) cannot be sent in a chat message; "
+        f"images and {', '.join(AUDIO_FORMATS)} audio can"
+    )
+
+
+def _field_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str | int | float):
+        return str(value)
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _safe_name(name: str) -> str:
+    return name.replace('"', "%22").replace("\r", "").replace("\n", "")
+
+
+def multipart(fields: dict[str, Any], files: list[tuple[str, MediaLike]]) -> bytes:
+    """A multipart/form-data body (RFC 7578): text fields, then files."""
+    digest = hashlib.sha256(b"".join(f.data for _, f in files)).hexdigest()
+    boundary = f"infermeter-{digest[:24]}".encode()
+    while any(boundary in f.data for _, f in files):  # never in practice
+        boundary += b"x"
+    out: list[bytes] = []
+    for name, value in fields.items():
+        out.append(
+            b'--%s\r\nContent-Disposition: form-data; name="%s"\r\n\r\n%s\r\n'
+            % (boundary, _safe_name(name).encode(), _field_text(value).encode())
+        )
+    for name, media in files:
+        head = (
+            f'Content-Disposition: form-data; name="{_safe_name(name)}"; '
+            f'filename="{_safe_name(media.name)}"\r\nContent-Type: {media.mime}'
+        )
+        out.append(b"--%s\r\n%s\r\n\r\n" % (boundary, head.encode()))
+        out.append(media.data + b"\r\n")
+    out.append(b"--%s--\r\n" % boundary)
+    return b"".join(out)
+
+
+def multipart_content_type(body: bytes) -> str:
+    """The Content-Type of a body ``multipart`` built (its boundary is its first line)."""
+    boundary = body[2 : body.index(b"\r\n")].decode("ascii")
+    return f"multipart/form-data; boundary={boundary}"
+
+
+def with_media_api(context: SutContext) -> dict[str, str]:
+    """The SUT options, with ``api`` defaulting to what the benchmark's modality sends."""
+    options = dict(context.options)
+    if "api" in options or not context.benchmark:
+        return options
+    from infermeter.workloads.datasets.media_readers import modality
+    from infermeter.workloads.registry import get_benchmark
+
+    try:
+        kind = modality(get_benchmark(context.benchmark))
+    except ConfigError:  # a benchmark the registry does not know: text
+        return options
+    if kind is not None:
+        options["api"] = API_OF_MODALITY[kind]
+    return options
