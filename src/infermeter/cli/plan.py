@@ -57,7 +57,7 @@ def plan_command(
 
       infermeter plan --precision fp8 --isl 1000 --osl 300 --accelerator h100-sxm --json
 
-      infermeter plan --model deepseek-r1 --users 60 --tokens-per-user 50 --accelerator b200 --disaggregated
+      infermeter plan --model deepseek-r1 --users 60 --accelerator b200 --disaggregated
 
     TP: accelerators per replica (EP: expert parallel); P/D: prefill and decode
     replica pools.
