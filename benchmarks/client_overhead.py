@@ -109,6 +109,7 @@ def infermeter_cmd(url: str, n: int, c: int, tok: Path, work: Path) -> list[str]
         "--output-tokens",
         str(OSL),
         "--json",
+        "--no-preflight",  # its probe request is not part of the measured load
     ]
 
 

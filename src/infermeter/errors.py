@@ -3,9 +3,12 @@
 ::
 
     InfermeterError
-    ├── ConfigError            the user: a bad flag, conf file or setting
-    │   └── ConfFileError      a line of mlperf.conf / user.conf (file, line, key)
-    ├── DatasetError           the user's data: a missing file, a bad column
+    ├── ConfigError            the user: a bad flag, conf file or setting (exit 2)
+    │   ├── ConfFileError      a line of mlperf.conf / user.conf (file, line, key)
+    │   └── PathError          a file or folder the user named is missing or unusable
+    │       ├── DatasetPathError  (also a DatasetError)
+    │       └── StorePathError    (also a StoreError)
+    ├── DatasetError           the user's data: a malformed file, a bad column
     ├── SUTError               the system under test
     │   ├── SUTConnectionError could not reach it
     │   ├── SUTProtocolError   it answered something malformed
@@ -43,6 +46,14 @@ class DatasetError(InfermeterError):
     """A dataset file is missing, malformed or does not match the benchmark."""
 
 
+class PathError(ConfigError):
+    """A file or folder the user named does not exist or cannot be used: fix the path."""
+
+
+class DatasetPathError(PathError, DatasetError):
+    """A dataset, tokenizer or accuracy-log path that does not exist."""
+
+
 class SUTError(InfermeterError):
     """The system under test failed."""
 
@@ -61,6 +72,10 @@ class SUTTimeoutError(SUTError):
 
 class StoreError(InfermeterError):
     """The results store or a run folder is unreadable or inconsistent."""
+
+
+class StorePathError(PathError, StoreError):
+    """A run folder or store path that does not exist or cannot be used."""
 
 
 class MissingDependencyError(InfermeterError):

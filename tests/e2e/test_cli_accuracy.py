@@ -90,6 +90,6 @@ def test_subprocess_error_is_one_line(tmp_path: Path) -> None:
         timeout=60,
         check=False,
     )
-    assert proc.returncode == 1
+    assert proc.returncode == 2  # a bad path is a usage error
     assert proc.stderr.strip().count("\n") == 0
     assert "not found" in proc.stderr and "Traceback" not in proc.stderr

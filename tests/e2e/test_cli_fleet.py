@@ -103,3 +103,26 @@ def test_prefix_routing_keeps_a_shared_prefix_on_one_replica(
     # One request at a time: nothing weighs against the cached prefix, so the
     # first replica keeps both system prompts (round-robin would split 6/6).
     assert served == [12, 0]
+
+
+def test_each_client_process_routes_its_own_slice(
+    fleet: list[MockServer], tmp_path: Path
+) -> None:
+    before = [s.mock.stats["requests"] for s in fleet]
+    out = tmp_path / "run"
+    args = [
+        "run", "--sut", "openai", *_urls(fleet), "--routing", "round-robin",
+        "--model", "m", "--scenario", "Offline", "--min-duration", "0s",
+        "--min-query-count", "40", "--total-sample-count", "16",
+        "--performance-sample-count", "16", "--output-dir", str(out),
+        "--store", str(tmp_path / "store.db"), "--sut-opt", "workers=2",
+        "--no-preflight",
+    ]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    rows = json.loads((out / "run.json").read_text())["fleet"]["replicas"]
+    served = [s.mock.stats["requests"] - b for s, b in zip(fleet, before, strict=True)]
+    # Two processes, each round-robin over both replicas: the routes they
+    # report add up to what each replica served.
+    assert [r["requests"] for r in rows] == served
+    assert min(served) > 0

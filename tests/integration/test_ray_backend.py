@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -141,3 +143,23 @@ def test_an_actor_that_fails_at_start_up_is_an_error_not_a_hang(cluster: None) -
         match=r"Ray actor 0 failed to start: .*ValueError: .*prompt file vanished",
     ):
         RayHttpSUT(config, _BreaksOnLoad(), address="local", actors=1)
+
+
+def test_ray_auto_joins_the_cluster_another_process_started(
+    cluster: None, mock_url: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    args = [
+        sys.executable, "-m", "infermeter", "run", "--sut", "openai", "--url", mock_url,
+        "--model", "m", "--target-qps", "100", "--min-duration", "1s",
+        "--min-query-count", "100", "--performance-sample-count", "64",
+        "--total-sample-count", "64", "--ray", "auto", "--ray-actors", "2",
+        "--output-dir", str(out), "--store", str(tmp_path / "store.db"),
+    ]  # fmt: skip
+    result = subprocess.run(args, capture_output=True, text=True, timeout=240)
+    assert result.returncode in (0, 3), result.stderr[-2000:]
+    doc = json.loads((out / "run.json").read_text())
+    stats = doc["sut"]["stats"]
+    assert (stats["transport"], stats["workers"]) == ("actor", 2)
+    # ``auto`` never starts a cluster: the run found this process's (the only one).
+    assert doc["metrics"]["samples_completed"] == doc["metrics"]["samples_issued"] > 0

@@ -28,6 +28,10 @@ def accuracy_command(
         Path | None, Opt(help="Dataset file (default: run.json's).")
     ] = None,
     dataset_format: Annotated[str | None, Opt(help="Dataset format.")] = None,
+    allow_pickle: Annotated[
+        bool,
+        Opt(help="Trust a pickle --dataset: unpickling runs any code it holds."),
+    ] = False,
     tokenizer: Annotated[
         Path | None, Opt(help="tokenizer.json to decode token ids.")
     ] = None,
@@ -55,7 +59,7 @@ def accuracy_command(
 
       infermeter accuracy runs/20261126T031500Z_resnet50_Offline
 
-      infermeter accuracy logs/ --benchmark llama2-70b --dataset open_orca.pkl \
+      infermeter accuracy logs/ --benchmark llama2-70b --dataset open_orca.parquet \
           --tokenizer tokenizer.json --json
     """
     from infermeter.errors import ConfigError
@@ -69,6 +73,7 @@ def accuracy_command(
         benchmark=benchmark,
         dataset=dataset,
         fmt=dataset_format,
+        allow_pickle=allow_pickle,
         tokenizer=tokenizer,
         samples=samples,
         level=level / 100,

@@ -46,6 +46,7 @@ def _register() -> None:
     from infermeter.cli import benchmarks as _benchmarks  # noqa: F401
     from infermeter.cli import compare as _compare  # noqa: F401
     from infermeter.cli import compliance as _compliance  # noqa: F401
+    from infermeter.cli import datasets as _datasets  # noqa: F401
     from infermeter.cli import diff as _diff  # noqa: F401
     from infermeter.cli import model as _model  # noqa: F401
     from infermeter.cli import plan as _plan  # noqa: F401

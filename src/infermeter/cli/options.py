@@ -67,6 +67,7 @@ def dataset_options(
     input_len: str | None,
     output_len: str | None,
     prompts: str | None = None,
+    allow_pickle: bool = False,
 ) -> DatasetOptions:
     """``DatasetOptions`` from the dataset flags of ``run`` and ``sweep``."""
     from infermeter.workloads.datasets.factory import DatasetOptions
@@ -83,6 +84,7 @@ def dataset_options(
         shared_prefix_tokens=shape.prefix_tokens,
         num_prefixes=shape.groups,
         conversation_turns=shape.turns if shape.kind == "multi-turn" else 0,
+        allow_pickle=allow_pickle,
     )
 
 

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from infermeter.cli.main import EXIT_INVALID, EXIT_OK, app
+from infermeter.cli.main import EXIT_INVALID, EXIT_OK, app, err_console
+
+if TYPE_CHECKING:
+    from infermeter.loadgen.stop import StopSignal
+    from infermeter.runs.run import RunReport
+
 from infermeter.cli.options import (
     client_scale,
     dataset_options,
@@ -22,13 +28,12 @@ Examples:
 
   infermeter run                                   # the default: Llama 2 70B Server, short
   infermeter run --sut-opt accelerator=h200        # simulated 8x H200 at its published rate
-  infermeter run --sut fake --scenario Offline --min-duration 5s
+  infermeter run --sut fake --scenario Offline --min-duration 1s --sut-opt tpot_ms=50
   infermeter run --benchmark resnet50 --scenario SingleStream --sut null --min-duration 1s
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --target-qps 4
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --workers 2
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --ray --ray-actors 2
-  infermeter run --sut openai --url http://127.0.0.1:8001/v1 --url http://127.0.0.1:8002/v1 \
-                 --routing prefix --model m --target-qps 4    # a fleet of two replicas
+  infermeter run --sut openai --model m --url http://h1/v1 --url http://h2/v1 --routing prefix
   infermeter run --user-conf user.conf --output-dir runs/my-run --json
   infermeter run --engine mlcommons --sut null --scenario Offline   # official LoadGen
   infermeter run --audit TEST04 --sut audit-fake --benchmark resnet50 --scenario Offline \
@@ -140,6 +145,13 @@ def run_command(
     dataset_format: Annotated[
         str | None, typer.Option(help="Dataset format (default: sniffed).")
     ] = None,
+    allow_pickle: Annotated[
+        bool,
+        typer.Option(
+            help="Trust a pickle --dataset: unpickling runs any code the file holds "
+            "(or convert it once: infermeter datasets convert)."
+        ),
+    ] = False,
     dataset_column: Annotated[
         list[str],
         typer.Option(
@@ -212,15 +224,28 @@ def run_command(
         Path | None,
         typer.Option(help="An audit.config applied last, as LoadGen applies it."),
     ] = None,
+    force: Annotated[
+        bool, typer.Option(help="Replace a run already in --output-dir.")
+    ] = False,
+    grace_period: Annotated[
+        str,
+        typer.Option(
+            help="On Ctrl-C / SIGTERM, wait this long for requests in flight "
+            "(a second signal stops waiting)."
+        ),
+    ] = "10s",
 ) -> None:
     """Run a benchmark under MLPerf rules and print its verdict.
 
     Writes a run folder with the MLPerf log files, records.npz and run.json,
-    and adds it to the results store. Exit code 0 VALID, 3 INVALID, 2 usage
-    error, 1 other error.
+    and adds it to the results store. Exit code 0 VALID, 3 INVALID or
+    accuracy FAIL, 2 usage error, 1 other error; 130 / 143 when Ctrl-C /
+    SIGTERM stopped it (the folder then holds every completed sample).
     """
     from infermeter.cli.render import print_run
     from infermeter.loadgen.settings import Mode, Scenario
+    from infermeter.loadgen.stop import StopSignal
+    from infermeter.runs.interrupt import stop_on_signals
     from infermeter.runs.run import RunRequest, execute
 
     options = parse_key_values(sut_opt, flag="--sut-opt")
@@ -273,6 +298,7 @@ def run_command(
             input_len=input_len,
             output_len=output_len,
             prompts=prompts,
+            allow_pickle=allow_pickle,
         ),
         total_sample_count=total_sample_count,
         output_dir=output_dir,
@@ -285,6 +311,7 @@ def run_command(
         )
         / 1e9,
         preflight=preflight,
+        force=force,
     )
     if audit is not None:
         from infermeter.cli.compliance import run_audit_command
@@ -294,6 +321,28 @@ def run_command(
         )
         raise typer.Exit(EXIT_OK if audited.passed else EXIT_INVALID)
     request.audit_config = audit_config
-    report = print_run(request, execute, json_output=json_output)
-    valid = report.outcome.valid
-    raise typer.Exit(EXIT_INVALID if valid is False else EXIT_OK)
+    stop = StopSignal(grace_ns=parse_duration_ns(grace_period, flag="--grace-period"))
+    with stop_on_signals(stop):
+        report = print_run(
+            request, functools.partial(execute, stop=stop), json_output=json_output
+        )
+    raise typer.Exit(_exit_code(report, stop))
+
+
+def _exit_code(report: RunReport, stop: StopSignal) -> int:
+    """130 / 143 after a signal (saying where the run is), 3 INVALID or FAIL, else 0."""
+    from infermeter.runs.interrupt import exit_code
+
+    interrupted = getattr(report.outcome, "interrupted", None)
+    if interrupted:
+        done = report.document.get("metrics", {}).get("samples_completed", 0)
+        err_console.print(
+            f"{interrupted}: the run folder, with {done:,} completed samples, "
+            f"is {report.folder}",
+            markup=False,
+        )
+        return exit_code(stop.signal) or EXIT_INVALID
+    accuracy = report.document.get("accuracy") or {}
+    if report.outcome.valid is False or accuracy.get("passed") is False:
+        return EXIT_INVALID
+    return EXIT_OK

@@ -7,7 +7,6 @@ rejecting the whole file...) we raise a one-line ``ConfFileError`` instead.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import re
 from collections.abc import Callable
@@ -26,6 +25,12 @@ from infermeter.loadgen.conf_keys import (
     ConfEntry,
     convert,
     scenarios_read,
+)
+from infermeter.loadgen.conf_names import (
+    check_models,
+    conf_models,
+    suggest,
+    unknown_model,
 )
 from infermeter.loadgen.settings import RunSettings, Scenario
 
@@ -171,23 +176,15 @@ def _entry(tokens: list[str], path: str, line_no: int, fail: _Fail) -> ConfEntry
     if scenario != "*" and scenario not in SCENARIO_NAMES:
         known = ("*", *SCENARIO_NAMES)
         raise fail(
-            f"unknown scenario {scenario!r}{_suggest(scenario, known)}. Known: "
+            f"unknown scenario {scenario!r}{suggest(scenario, known)}. Known: "
             f"{', '.join(known)} (LoadGen silently never matches it)"
         )
     if key not in KNOWN_KEYS:
         raise fail(
-            f"unknown key {key!r}{_suggest(key, sorted(KNOWN_KEYS))} "
+            f"unknown key {key!r}{suggest(key, sorted(KNOWN_KEYS))} "
             "(LoadGen silently ignores unknown keys)"
         )
     return ConfEntry(path, line_no, model, scenario, key, tokens[2])
-
-
-def _suggest(word: str, choices: tuple[str, ...] | list[str]) -> str:
-    lowered = {c.lower(): c for c in choices}
-    match = lowered.get(word.lower()) or next(
-        iter(difflib.get_close_matches(word, choices, n=1, cutoff=0.6)), None
-    )
-    return f"; did you mean {match!r}?" if match else ""
 
 
 def apply_conf(
@@ -202,9 +199,18 @@ def apply_conf(
 
     Lookup per key: ``model.scenario.key``, ``*.scenario.key``, ``model.*.key``,
     ``*.*.key``; later lines win over earlier identical keys. Never sets
-    ``settings.scenario`` (neither does the official ``FromConfig``).
+    ``settings.scenario`` (neither does the official ``FromConfig``). A user or
+    audit line naming a model no conf knows is a warning here (LoadGen
+    ignores it); ``settings_from_confs`` refuses it.
     """
     warnings: list[str] = []
+    if conf_type != "mlperf":
+        known = conf_models(_embedded_entries()) | {"*", model}
+        warnings += [
+            entry.warning(f"never used: {problem}")
+            for entry in entries
+            if (problem := unknown_model(entry, known)) is not None
+        ]
     table = _entry_table(entries, conf_type, warnings)
     for read in READS:
         entry = _lookup(table, model, read.scenario or scenario.value, read.key)
@@ -282,7 +288,9 @@ def settings_from_confs(
 
     The embedded mlperf.conf is used when ``mlperf_conf_path`` is None. Any key a
     later file sets overrides the earlier file whatever its specificity. The
-    returned settings carry ``scenario``; warnings are one line each.
+    returned settings carry ``scenario``; warnings are one line each. A
+    user.conf or audit.config line for a model that no conf names (a typo
+    LoadGen would silently ignore) is a ``ConfFileError`` with "did you mean".
     """
     settings = RunSettings(scenario=scenario)
     mlperf = (
@@ -297,9 +305,11 @@ def settings_from_confs(
         (user_conf_path, "user"),
         (audit_conf_path, "audit"),
     )
+    known = conf_models(_embedded_entries()) | conf_models(mlperf) | {"*", model}
     for path, conf_type in layers:
         if path is not None:
             entries = load_conf_file(path)
+            check_models(entries, known)
             warnings += apply_conf(
                 settings, entries, model=model, scenario=scenario, conf_type=conf_type
             )

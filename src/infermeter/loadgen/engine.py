@@ -6,7 +6,8 @@ Closed loop (SingleStream, MultiStream, fixed concurrency): the next query goes
 out when the sink reports that fewer than ``max_in_flight`` are outstanding.
 Offline: one query holding every sample. A phase ends when every issued sample
 has completed or failed, or when the SUT makes no progress for the completion
-timeout (then the run is INVALID, never hung).
+timeout (then the run is INVALID, never hung), or after a ``StopSignal``
+(issuing stops; in-flight samples get the grace period).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -25,48 +27,13 @@ from infermeter.loadgen.interfaces import QueryBatch, SystemUnderTest
 from infermeter.loadgen.records import Records, Sink
 from infermeter.loadgen.schedule import Schedule
 from infermeter.loadgen.settings import NS_PER_MS, EffectiveSettings, Scenario
+from infermeter.loadgen.stop import StopSignal
 
 MAX_BATCH = 1 << 16  # due queries handed over per call when far behind
 # With a stop signal the issue loop waits on it until this close to a due
 # time, then sleeps the rest precisely (an event wait can wake late).
 STOP_WAKE_MARGIN_NS = 2_000_000
 Progress = Callable[[int, int], None]
-
-
-class StopSignal:
-    """Asks a running phase to stop issuing (thread-safe; the first reason wins).
-
-    The phase then waits for what is in flight, as at its normal end, and
-    logs the reason as a run error, so the run is INVALID and says why.
-    """
-
-    def __init__(self) -> None:
-        self._event = threading.Event()
-        self._lock = threading.Lock()
-        self._wakes: list[threading.Event] = []
-        self.reason: str | None = None
-
-    @property
-    def requested(self) -> bool:
-        return self._event.is_set()
-
-    @property
-    def event(self) -> threading.Event:
-        return self._event
-
-    def stop(self, reason: str) -> None:
-        with self._lock:
-            if self.reason is None:
-                self.reason = reason
-            wakes = list(self._wakes)
-        self._event.set()
-        for wake in wakes:
-            wake.set()
-
-    def wake_with(self, event: threading.Event) -> None:
-        """Also set ``event`` on stop (a waiter on it then sees the stop)."""
-        with self._lock:
-            self._wakes.append(event)
 
 
 OUT_OF_QUERIES = (
@@ -108,8 +75,28 @@ class PhaseResult:
     warnings: list[str] = field(default_factory=list)
     timed_out: bool = False
     ran_out_of_queries: bool = False
+    stopped_at_ns: int | None = None  # when a StopSignal was seen (engine clock)
+    stop_reason: str | None = None  # the run error the stop logged
     response_data: dict[int, bytes] = field(default_factory=dict)
     token_data: dict[int, bytes] = field(default_factory=dict)
+
+
+class PhaseWatcher(Protocol):
+    """Sees a phase while it runs (the records journal): started, then ended."""
+
+    def phase_started(self, phase: LivePhase) -> None: ...
+
+    def phase_ended(self) -> None: ...
+
+
+class LivePhase(Protocol):
+    """What a watcher may read while a phase runs (read-only, under ``sink.lock``)."""
+
+    schedule: Schedule
+    records: Records
+    sink: Sink
+    origin: npt.NDArray[np.int64]
+    start: int
 
 
 class _PhaseRunner:
@@ -145,6 +132,8 @@ class _PhaseRunner:
         self.timed_out = False
         self.start = 0
         self.stopped = False
+        self.stopped_at: int | None = None
+        self.grace_end: int | None = None  # None: the completion timeout applies
         self.crash: BaseException | None = None
         # A SUT that sends at scheduled times itself (remote clients) asks for
         # its queries this long before they are due.
@@ -179,10 +168,8 @@ class _PhaseRunner:
         if self.sink.aborted:  # the SUT ended the phase; its reason is logged
             self.stopped = True
             return True
-        if self.stop is not None and self.stop.requested:
-            self.stopped = True
-            self.errors[self.stop.reason or "the run was stopped"] += 1
-            return True
+        if self.stopping():
+            return True  # the reason is logged when the phase ends (``_result``)
         s = self.settings
         # LoadGen's texts: one issue thread, numbered 0.
         if s.max_query_count and q >= s.max_query_count:
@@ -230,6 +217,18 @@ class _PhaseRunner:
             return  # stopped or aborted: limits_hit says so next
         self.clock.sleep_until(due)
 
+    def stopping(self) -> bool:
+        """True once a stop was requested; notes when it was first seen."""
+        stop = self.stop
+        if stop is None or not stop.requested:
+            return False
+        if self.stopped_at is None:
+            self.stopped = True
+            self.stopped_at = self.clock.now_ns()
+            if stop.grace_ns is not None:
+                self.grace_end = self.stopped_at + stop.grace_ns
+        return True
+
     def closed_loop(self) -> None:
         """Issue one query at a time (or ``max_in_flight``); LoadGen's SS/MS loop."""
         n = self.schedule.query_count
@@ -261,16 +260,31 @@ class _PhaseRunner:
         return self.wait_done(self.sink.issued - (in_flight - 1) * spq)
 
     def wait_done(self, threshold: int, *, final: bool = False) -> bool:
+        """Wait until ``threshold`` samples are done; False on a timeout.
+
+        A stop ends the wait between queries (``limits_hit`` then ends the
+        issuing); in the ``final`` wait it bounds the wait by the grace
+        period, and ``abandon`` ends it.
+        """
         timeout = self.settings.requested.completion_timeout_ns
         while not self.sink.arm(threshold):
             if self.sink.aborted:
                 return False
-            if self.stop is not None and self.stop.requested and not final:
-                return True  # limits_hit ends the issuing and logs the reason
             deadline = self.sink.last_progress_ns + timeout
+            if self.stopping():
+                assert self.stop is not None
+                if not final:
+                    return True
+                if self.stop.abandoned:
+                    return False
+                if self.grace_end is not None:
+                    deadline = min(deadline, self.grace_end)
             if self.clock.wait_for(self.sink.wake, deadline):
                 continue
-            if self.clock.now_ns() - self.sink.last_progress_ns >= timeout:
+            now = self.clock.now_ns()
+            if self.grace_end is not None and now >= self.grace_end:
+                return False
+            if now - self.sink.last_progress_ns >= timeout:
                 self.timed_out = True
                 return False
         return True
@@ -288,6 +302,10 @@ class _PhaseRunner:
                 self.wait_done(self.sink.issued, final=True)
         except BaseException as exc:  # surfaced in the caller's thread
             self.crash = exc
+        finally:
+            # Whatever completes after the phase ended (after a stop or a
+            # timeout) must not change records that are being judged.
+            self.sink.seal()
 
 
 def run_phase(
@@ -300,20 +318,28 @@ def run_phase(
     log_mask: npt.NDArray[np.bool_] | None = None,
     progress: Progress | None = None,
     stop: StopSignal | None = None,
+    watcher: PhaseWatcher | None = None,
 ) -> PhaseResult:
     """Issue ``schedule`` to ``sut`` from a dedicated thread and wait for the end.
 
-    ``stop`` ends the issuing early (the phase then reports why).
+    ``stop`` ends the issuing early (the phase then reports why); ``watcher``
+    sees the phase while it runs.
     """
     accuracy = settings.mode.value == "AccuracyOnly"
     policy = policy or IssuePolicy.for_scenario(settings.scenario, accuracy=accuracy)
     runner = _PhaseRunner(sut, schedule, settings, clock, policy, log_mask, stop)
     thread = threading.Thread(target=runner.run, name="infermeter-issue", daemon=True)
+    if watcher is not None:
+        watcher.phase_started(runner)
     thread.start()
-    while thread.is_alive():
-        thread.join(0.1)
-        if progress is not None:
-            progress(runner.sink.done, schedule.sample_count)
+    try:
+        while thread.is_alive():
+            thread.join(0.1)
+            if progress is not None:
+                progress(runner.sink.done, schedule.sample_count)
+    finally:
+        if watcher is not None:
+            watcher.phase_ended()
     if runner.crash is not None:
         raise SUTError(
             f"the SUT raised during the run: {runner.crash!r}"
@@ -337,6 +363,9 @@ def _result(runner: _PhaseRunner) -> PhaseResult:
         and runner.settings.mode.value == "PerformanceOnly"
     ):
         errors[OUT_OF_QUERIES] += 1
+    reason = _stop_reason(runner)
+    if reason is not None:
+        errors[reason] += 1
     completed = runner.records.completed_ns[: sink.issued]
     end = int(completed.max()) if completed.shape[0] else runner.start
     return PhaseResult(
@@ -350,6 +379,30 @@ def _result(runner: _PhaseRunner) -> PhaseResult:
         errors=errors,
         timed_out=runner.timed_out,
         ran_out_of_queries=runner.ran_out,
+        stopped_at_ns=runner.stopped_at,
+        stop_reason=reason,
         response_data=sink.response_data,
         token_data=sink.token_data,
     )
+
+
+def _stop_reason(runner: _PhaseRunner) -> str | None:
+    """The stop's reason, and the samples it left in flight, as one run error."""
+    stop = runner.stop
+    if runner.stopped_at is None or stop is None:
+        return None
+    reason = stop.reason or "the run was stopped"
+    sink = runner.sink
+    missing = sink.issued - sink.done
+    if missing:
+        if stop.abandoned:
+            after = "a second stop request"
+        elif stop.grace_ns is not None:
+            after = f"{stop.grace_ns / 1e9:g} s"
+        else:
+            after = "the completion timeout"
+        reason += (
+            f"; {missing} of {sink.issued} issued samples were still in flight "
+            f"(not waited for after {after})"
+        )
+    return reason

@@ -116,6 +116,17 @@ class Sink:
         self.errors: Counter[str] = Counter()
         self.response_data: dict[int, bytes] = {}
         self.token_data: dict[int, bytes] = {}
+        self._sealed = False
+
+    @property
+    def lock(self) -> threading.Lock:
+        """Held while a call writes records; readers (the journal) take it too."""
+        return self._lock
+
+    def seal(self) -> None:
+        """The phase is over: later calls change nothing (they are not errors)."""
+        with self._lock:
+            self._sealed = True
 
     # -- waiting -------------------------------------------------------------------
     def arm(self, threshold: int) -> bool:
@@ -226,6 +237,8 @@ class Sink:
         self, ids: IdArray, what: str, *, completed_is_error: bool = True
     ) -> npt.NDArray[np.bool_]:
         """Mask of the ids to act on; misuse is counted as a run error."""
+        if self._sealed:
+            return np.zeros(ids.shape[0], dtype=np.bool_)
         mask = (ids >= 0) & (ids < self.issued)
         if not mask.all():
             self._error(f"{what} for an id that was never issued", int((~mask).sum()))

@@ -19,7 +19,8 @@ import numpy.typing as npt
 
 from infermeter.clock import Clock, MonotonicClock
 from infermeter.errors import ConfigError
-from infermeter.loadgen.engine import PhaseResult, Progress, StopSignal, run_phase
+from infermeter.loadgen.budget import check_phase_memory
+from infermeter.loadgen.engine import PhaseResult, PhaseWatcher, Progress, run_phase
 from infermeter.loadgen.find_peak import find_peak
 from infermeter.loadgen.interfaces import QuerySampleLibrary, SystemUnderTest
 from infermeter.loadgen.logs.accuracy import AccuracyEntry
@@ -39,6 +40,7 @@ from infermeter.loadgen.settings import (
     Scenario,
     effective_settings,
 )
+from infermeter.loadgen.stop import StopSignal
 from infermeter.loadgen.summary import Summary, summarize
 
 ENGINE_NAME = "infermeter native engine"
@@ -59,6 +61,7 @@ class RunOutcome:
     accuracy_entries: list[AccuracyEntry] = field(default_factory=list)
     loaded_qsl_set: list[int] = field(default_factory=list)
     peak_trials: list[tuple[float, bool]] = field(default_factory=list)
+    interrupted: str | None = None  # the stop's run error, when a StopSignal ended it
 
     @property
     def valid(self) -> bool | None:
@@ -77,6 +80,15 @@ class _Context:
     on_phase: PhaseHook | None
     next_seq: int = 0
     stop: StopSignal | None = None
+    watcher: PhaseWatcher | None = None
+
+    @property
+    def stopped(self) -> bool:
+        return self.outcome.interrupted is not None
+
+
+class _Stopped(Exception):
+    """A stop ended a find-peak trial; the search ends with it."""
 
 
 def run_test(
@@ -88,13 +100,16 @@ def run_test(
     progress: Progress | None = None,
     on_phase: PhaseHook | None = None,
     stop: StopSignal | None = None,
+    watcher: PhaseWatcher | None = None,
     warnings: Sequence[str] = (),
 ) -> RunOutcome:
     """Run one LoadGen test in the mode ``settings.mode`` asks for.
 
-    ``stop`` ends the running phase early, INVALID with its reason.
-    ``warnings`` are logged before the settings, where LoadGen logs what it
-    found before the test (the audit.config notice).
+    ``stop`` ends the running phase early, INVALID with its reason (the
+    phases after it are skipped). ``watcher`` sees each performance phase
+    while it runs (the records journal). ``warnings`` are logged before the
+    settings, where LoadGen logs what it found before the test (the
+    audit.config notice).
     """
     clock = clock or MonotonicClock()
     if (
@@ -110,6 +125,7 @@ def run_test(
         qsl_total_count=qsl.total_sample_count,
         qsl_performance_count=qsl.performance_sample_count,
     )
+    check_phase_memory(_with_mode(eff, Mode.PERFORMANCE_ONLY))
     detail = DetailLog(origin_ns=clock.now_ns())
     outcome = RunOutcome(
         eff,
@@ -117,11 +133,16 @@ def run_test(
         getattr(sut, "name", type(sut).__name__),
         dt.datetime.now(dt.UTC),
     )
-    ctx = _Context(sut, qsl, clock, outcome, progress, on_phase, stop=stop)
+    ctx = _Context(
+        sut, qsl, clock, outcome, progress, on_phase, stop=stop, watcher=watcher
+    )
     _log_header(ctx, eff, warnings)
     if settings.mode in (Mode.ACCURACY_ONLY, Mode.SUBMISSION_RUN):
         _accuracy(ctx, _with_mode(eff, Mode.ACCURACY_ONLY))
-    if settings.mode in (Mode.PERFORMANCE_ONLY, Mode.SUBMISSION_RUN):
+    if (
+        settings.mode in (Mode.PERFORMANCE_ONLY, Mode.SUBMISSION_RUN)
+        and not ctx.stopped
+    ):
         _performance(ctx, _with_mode(eff, Mode.PERFORMANCE_ONLY), final=True)
     if settings.mode is Mode.FIND_PEAK_PERFORMANCE:
         _find_peak(ctx, _with_mode(eff, Mode.PERFORMANCE_ONLY))
@@ -167,6 +188,8 @@ def _run_set(
     distribution_end: int,
     log_mask_fn: Callable[[int, int], npt.NDArray[np.bool_] | None],
     label: str,
+    *,
+    watched: bool = False,
 ) -> PhaseResult:
     from infermeter.loadgen.schedule import LoadableSet
 
@@ -193,8 +216,11 @@ def _run_set(
         log_mask=log_mask_fn(ctx.next_seq, schedule.sample_count),
         progress=ctx.progress,
         stop=ctx.stop,
+        watcher=ctx.watcher if watched else None,
     )
     ctx.qsl.unload_samples(indices)
+    if phase.stop_reason is not None:
+        ctx.outcome.interrupted = phase.stop_reason
     _log_power(ctx, phase)
     for message, count in phase.errors.items():
         suffix = f" ({count} times)" if count > 1 else ""
@@ -233,6 +259,8 @@ def _accuracy(ctx: _Context, eff: EffectiveSettings) -> None:
     )
     sets = generate_loadable_sets(eff, ctx.qsl.total_sample_count)
     for k, loaded in enumerate(sets):
+        if ctx.stopped:
+            break
         phase = _run_set(
             ctx,
             eff,
@@ -257,6 +285,7 @@ def _performance(ctx: _Context, eff: EffectiveSettings, *, final: bool) -> Summa
         loaded.distribution_end,
         lambda seq, n: _sampled_log_mask(eff, seq, n),
         "performance",
+        watched=True,
     )
     summary = summarize(phase, eff)
     # Errors found while judging (n_tokens rules, first-token order) are logged
@@ -266,10 +295,12 @@ def _performance(ctx: _Context, eff: EffectiveSettings, *, final: bool) -> Summa
         ctx.outcome.detail.log(
             "error_runtime", message + suffix, ctx.clock.now_ns(), kind="error"
         )
-    if final:
+    if final or ctx.stopped:
         _log_results(ctx, summary)
         ctx.outcome.performance = phase
         ctx.outcome.summary = summary
+    if ctx.stopped and not final:
+        raise _Stopped  # a find-peak trial: the stopped trial is the one reported
     return summary
 
 
@@ -327,4 +358,7 @@ def _find_peak(ctx: _Context, eff: EffectiveSettings) -> None:
         key = "error_runtime" if error else "generic_message"
         ctx.outcome.detail.log(key, message, ctx.clock.now_ns(), kind=kind)
 
-    find_peak(eff, measure, trials=ctx.outcome.peak_trials, note=note)
+    try:
+        find_peak(eff, measure, trials=ctx.outcome.peak_trials, note=note)
+    except _Stopped:
+        note(f"FindPeakPerformance: {ctx.outcome.interrupted}", error=False)

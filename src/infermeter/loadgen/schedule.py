@@ -128,6 +128,24 @@ def generate_queries(settings: EffectiveSettings, loaded: LoadableSet) -> Schedu
     return Schedule(scheduled, samples.astype(np.int64), plan.spq, offsets, duration)
 
 
+def planned_size(settings: EffectiveSettings, set_len: int) -> tuple[int, int]:
+    """(queries, samples) ``generate_queries`` will make, without making them.
+
+    Exact for fixed-period scenarios; Server's Poisson count is its expectation
+    plus 1 % (what ``_poisson_times`` first allocates).
+    """
+    indices = np.zeros(0, dtype=np.int64)  # only the length matters to the plan
+    plan = _Plan.build(settings, LoadableSet(indices, set_len), set_len=set_len)
+    if settings.scenario is Scenario.SERVER:
+        expected = settings.target_qps * plan.gen_duration_ns / 1e9 * 1.01
+        queries = _count_from(plan, int(expected) + 1)
+    else:
+        period = int((1.0 / settings.target_qps) * 1e9)
+        k_gen = -(-plan.gen_duration_ns // period) if period > 0 else 0
+        queries = _count_from(plan, k_gen + 1)
+    return queries, queries * plan.spq + plan.remainder
+
+
 @dataclass(frozen=True, slots=True)
 class _Plan:
     accuracy: bool
@@ -141,10 +159,17 @@ class _Plan:
     remainder: int
 
     @classmethod
-    def build(cls, settings: EffectiveSettings, loaded: LoadableSet) -> _Plan:
+    def build(
+        cls,
+        settings: EffectiveSettings,
+        loaded: LoadableSet,
+        *,
+        set_len: int | None = None,
+    ) -> _Plan:
         r = settings.requested
         accuracy = settings.mode is Mode.ACCURACY_ONLY
-        set_len = int(loaded.indices.shape[0])
+        if set_len is None:
+            set_len = int(loaded.indices.shape[0])
         spq = settings.samples_per_query
         offline = settings.scenario is Scenario.OFFLINE
         if accuracy and offline:

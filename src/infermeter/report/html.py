@@ -182,6 +182,9 @@ def _run_context(run: RunLike, index: int, extras: Mapping[str, Any]) -> dict[st
         "sut": f"{sut.get('kind', '')} {sut.get('name', '')}".strip() if sut else "",
         "started_at": meta.get("started_at"),
         "verdict": meta.get("verdict") or {},
+        "accuracy": meta.get("accuracy")
+        if isinstance(meta.get("accuracy"), dict)
+        else None,
         "metrics": _metric_rows(meta.get("metrics") or {}, meta),
         "fleet": _fleet_rows(meta.get("fleet")),
         "environment": meta.get("environment") or {},

@@ -1,6 +1,9 @@
 """Read a run folder (run.json + records.npz) written by ``infermeter run``.
 
 Readers accept extra keys; anything missing or malformed is one ``StoreError`` line.
+A run whose process died (``"incomplete": true``) is read from its records
+journal, with metrics recomputed from the samples it kept; an accuracy run
+has no records.npz (its records are the accuracy log).
 """
 
 from __future__ import annotations
@@ -15,10 +18,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from infermeter.errors import StoreError
+from infermeter.errors import StoreError, StorePathError
+from infermeter.loadgen.journal import read_journal
 
 RUN_JSON = "run.json"
 RECORDS = "records.npz"
+JOURNAL = "records.journal"
 SUPPORTED_SCHEMA = 1
 RECORD_ARRAYS = (
     "scheduled_ns",
@@ -105,17 +110,29 @@ class RunFolder:
     def is_token_run(self) -> bool:
         return "tokens_per_second" in self.metrics or "ttft_ns" in self.metrics
 
+    @property
+    def incomplete(self) -> bool:
+        """The process died mid-run: records come from the journal it streamed."""
+        return bool(self.meta.get("incomplete"))
+
     @cached_property
     def records(self) -> Records:
-        """The per-sample arrays of records.npz (loaded on first use)."""
-        return read_records(self.path / RECORDS)
+        """The per-sample arrays (loaded on first use): records.npz, else the journal.
+
+        An accuracy run has neither: its records are empty.
+        """
+        if self.incomplete:
+            return read_journal_records(self.path / JOURNAL)
+        if RECORDS in _listed_files(self.meta) or (self.path / RECORDS).exists():
+            return read_records(self.path / RECORDS)
+        return _no_records()
 
 
 def load_run(path: str | Path) -> RunFolder:
     """Open a run folder, checking run.json and that every listed file is there."""
     folder = Path(path)
     if not folder.is_dir():
-        raise StoreError(
+        raise StorePathError(
             f"Run folder {str(folder)!r} does not exist; pass a folder "
             "written by 'infermeter run'."
         )
@@ -126,7 +143,12 @@ def load_run(path: str | Path) -> RunFolder:
             f"Run folder {str(folder)!r} is missing {', '.join(missing)} "
             "(listed in run.json); restore the files or rerun the benchmark."
         )
-    return RunFolder(folder, meta)
+    run = RunFolder(folder, meta)
+    if run.incomplete and not run.metrics:
+        from infermeter.results.recovered import recovered_metrics
+
+        meta["metrics"] = recovered_metrics(run.records, run.scenario)
+    return run
 
 
 def _read_run_json(path: Path) -> dict[str, Any]:
@@ -156,9 +178,11 @@ def _read_run_json(path: Path) -> dict[str, Any]:
 
 
 def _listed_files(meta: dict[str, Any]) -> list[str]:
-    files = meta.get("files") or []
-    names = [str(f) for f in files if isinstance(f, str)]
-    # records.npz is always expected, even when an older writer did not list it.
+    files = meta.get("files")
+    names = [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
+    if meta.get("incomplete") or meta.get("mode") == "AccuracyOnly":
+        return names  # records.journal, or the accuracy log, instead
+    # records.npz is expected even when an older writer did not list it.
     return names if RECORDS in names else [*names, RECORDS]
 
 
@@ -174,9 +198,29 @@ def read_records(path: Path) -> Records:
     missing = [name for name in RECORD_ARRAYS if name not in arrays]
     if missing:
         raise StoreError(f"{str(path)!r} lacks arrays {', '.join(missing)}.")
+    return _records_of(arrays)
+
+
+def read_journal_records(path: Path) -> Records:
+    """The records a killed run streamed to its journal."""
+    try:
+        arrays = read_journal(path)
+    except FileNotFoundError:
+        return _no_records()
+    except (OSError, ValueError) as exc:
+        raise StoreError(f"{str(path)!r} is unreadable ({exc}).") from None
+    return _records_of(arrays)
+
+
+def _records_of(arrays: dict[str, Any]) -> Records:
     reasons = tuple(str(r) for r in arrays.get("status_reasons", np.array([], str)))
     return Records(
         **{name: arrays[name].astype(np.int64) for name in RECORD_ARRAYS[:-1]},
         status=arrays["status"].astype(np.uint8),
         status_reasons=reasons,
     )
+
+
+def _no_records() -> Records:
+    empty = np.zeros(0, dtype=np.int64)
+    return Records(*(empty,) * 7, status=np.zeros(0, dtype=np.uint8))

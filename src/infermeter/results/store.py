@@ -7,6 +7,7 @@ Every write runs in one transaction: a failure leaves the store as it was.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -16,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from infermeter.errors import StoreError
+from infermeter.errors import StoreError, StorePathError
 from infermeter.results import schema
 from infermeter.results.published import PublishedResult
 from infermeter.results.runfolder import RunFolder, load_run
@@ -48,9 +49,14 @@ class Store:
             self._conn.row_factory = sqlite3.Row
             schema.migrate(self._conn)
         except sqlite3.DatabaseError as exc:
-            raise StoreError(
+            raise StorePathError(
                 f"Cannot open the results store {str(self.path)!r} ({exc}); "
                 "pass another file with --store PATH."
+            ) from None
+        except OSError as exc:
+            raise StorePathError(
+                f"Cannot create the results store {str(self.path)!r} "
+                f"({exc.strerror or exc}); pass another file with --store PATH."
             ) from None
 
     def __enter__(self) -> Store:
@@ -80,12 +86,23 @@ class Store:
     # ---- runs ---------------------------------------------------------------
 
     def index_run(self, run: RunFolder | str | Path) -> dict[str, Any]:
-        """Index (or re-index) a run folder; returns the stored row."""
+        """Index (or re-index) a run folder; returns the stored row.
+
+        One row per run: the same run (id and start time) seen at a new path
+        moves; another run that happens to carry the same id (older folders
+        used their name as id) gets the id with a suffix; a run that replaced
+        another in the same folder (``--force``) replaces its row.
+        """
         folder = run if isinstance(run, RunFolder) else load_run(run)
         row = _run_row(folder)
         columns = ", ".join(row)
         marks = ", ".join("?" for _ in row)
         with self.transaction() as conn:
+            row["run_id"] = _unique_id(conn, row)
+            conn.execute(
+                "DELETE FROM runs WHERE path = ? AND run_id != ?",
+                (row["path"], row["run_id"]),
+            )
             conn.execute(
                 f"INSERT OR REPLACE INTO runs ({columns}) VALUES ({marks})",
                 tuple(row.values()),
@@ -178,6 +195,20 @@ class Store:
         return [dict(r) for r in self._conn.execute("SELECT * FROM imports")]
 
 
+def _unique_id(conn: sqlite3.Connection, row: dict[str, Any]) -> str:
+    """The row's run id, suffixed when another run already holds it."""
+    run_id = str(row["run_id"])
+    held = conn.execute(
+        "SELECT path, started_at FROM runs WHERE run_id = ?", (run_id,)
+    ).fetchone()
+    if held is None or held["path"] == row["path"]:
+        return run_id
+    if held["started_at"] == row["started_at"]:
+        return run_id  # the same run, moved or copied: one row, the new path
+    suffix = hashlib.sha1(str(row["path"]).encode()).hexdigest()[:6]
+    return f"{run_id}~{suffix}"
+
+
 def _published_from_row(row: sqlite3.Row) -> PublishedResult:
     values = {f: row[f] for f in _PUBLISHED_FIELDS}
     values["inferred"] = bool(values["inferred"])
@@ -186,6 +217,8 @@ def _published_from_row(row: sqlite3.Row) -> PublishedResult:
 
 
 def _run_row(run: RunFolder) -> dict[str, Any]:
+    # run.json is read as given: every column gets a text, a number or NULL,
+    # whatever odd value a hand-edited file holds.
     meta, metrics = run.meta, run.metrics
     env = meta.get("environment")
     env = env if isinstance(env, dict) else {}
@@ -195,23 +228,41 @@ def _run_row(run: RunFolder) -> dict[str, Any]:
         "path": str(run.path.resolve()),
         "benchmark": run.benchmark,
         "scenario": run.scenario,
-        "mode": meta.get("mode"),
-        "sut": sut.get("name") if isinstance(sut, dict) else str(sut),
-        "engine": engine.get("name") if isinstance(engine, dict) else str(engine),
-        "verdict": run.verdict.get("result"),
-        "valid": int(bool(run.verdict.get("valid"))),
-        "started_at": meta.get("started_at"),
-        "samples_per_second": metrics.get("samples_per_second"),
-        "tokens_per_second": metrics.get("tokens_per_second"),
+        "mode": _text(meta.get("mode")),
+        "sut": _text(sut.get("name") if isinstance(sut, dict) else sut),
+        "engine": _text(engine.get("name") if isinstance(engine, dict) else engine),
+        "verdict": _text(run.verdict.get("result")) or _accuracy_verdict(meta),
+        "valid": int(run.verdict.get("valid") is True),
+        "started_at": _text(meta.get("started_at")),
+        "samples_per_second": _number(metrics.get("samples_per_second")),
+        "tokens_per_second": _number(metrics.get("tokens_per_second")),
         "latency_p99_ns": _p99(metrics, "latency_ns"),
         "ttft_p99_ns": _p99(metrics, "ttft_ns"),
         "tpot_p99_ns": _p99(metrics, "tpot_ns"),
-        "environment_json": json.dumps(env, sort_keys=True),
+        "environment_json": json.dumps(env, sort_keys=True, default=str),
         "indexed_at": _now(),
-        "host": env.get("host"),
+        "host": _text(env.get("host")),
         "gpu": json.dumps(env.get("gpu")) if env.get("gpu") is not None else None,
         "power_json": json.dumps(meta["power"]) if meta.get("power") else None,
     }
+
+
+def _text(value: Any) -> str | None:
+    if value is None or isinstance(value, dict | list):
+        return None if not value else json.dumps(value, sort_keys=True)
+    return str(value)
+
+
+def _number(value: Any) -> float | None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if ok else None
+
+
+def _accuracy_verdict(meta: dict[str, Any]) -> str | None:
+    """An accuracy run has no performance verdict: its accuracy PASS / FAIL stands in."""
+    accuracy = meta.get("accuracy")
+    passed = accuracy.get("passed") if isinstance(accuracy, dict) else None
+    return None if passed is None else ("PASS" if passed else "FAIL")
 
 
 def _p99(metrics: dict[str, Any], key: str) -> float | None:

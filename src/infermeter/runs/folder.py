@@ -42,11 +42,6 @@ EFFECTIVE_KEYS = (
 PACKAGES = ("numpy", "aiohttp", "onnxruntime", "torch", "mlcommons-loadgen")
 
 
-def default_run_dir(benchmark: str, scenario: str, root: Path = Path("runs")) -> Path:
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    return root / f"{stamp}_{benchmark}_{scenario}"
-
-
 def write_run_folder(
     folder: Path,
     outcome: RunOutcome,
@@ -118,10 +113,14 @@ def run_document(
     summary = outcome.summary
     valid = outcome.valid
     reasons = _reasons(summary) if summary is not None else []
-    if summary is None and outcome.detail.errors:
+    if summary is None and outcome.detail.errors and not outcome.interrupted:
         reasons.append(
             f"{outcome.detail.errors} errors logged; see mlperf_log_detail.txt"
         )
+    if outcome.interrupted:  # the first reason, said once
+        reasons = [outcome.interrupted] + [
+            r for r in reasons if r != f"ERROR: {outcome.interrupted}"
+        ]
     return {
         "schema_version": SCHEMA_VERSION,
         "run_id": run_id,
@@ -131,6 +130,7 @@ def run_document(
         "scenario": outcome.settings.scenario.value,
         "mode": outcome.settings.requested.mode.value,
         "label": "infermeter result (unverified)",
+        "interrupted": outcome.interrupted is not None,
         **meta,
         "settings": {
             "requested": _settings_dict(outcome.settings.requested),

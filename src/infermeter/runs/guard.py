@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from infermeter.errors import ConfigError
-from infermeter.loadgen.engine import StopSignal
 from infermeter.loadgen.interfaces import QuerySampleLibrary, SystemUnderTest
 from infermeter.loadgen.settings import EffectiveSettings, Scenario
+from infermeter.loadgen.stop import StopSignal
+from infermeter.runs.folder import update_run_json
 from infermeter.runs.preflight import preflight
 from infermeter.suts.openai_options import config_from_options, prompts_for
 from infermeter.suts.openai_request import OpenAIConfig
-from infermeter.suts.token_count import describe, is_estimate
+from infermeter.suts.token_count import describe, is_estimate, source_of
 
 Note = Callable[[str], None]
 
@@ -57,12 +59,15 @@ def check_endpoint(
     return report.as_dict()
 
 
-def watch_reachability(sut: SystemUnderTest) -> StopSignal | None:
-    """A stop signal the SUT fires when its endpoint stops accepting connections."""
+def watch_reachability(
+    sut: SystemUnderTest, stop: StopSignal | None = None
+) -> StopSignal | None:
+    """``stop`` (or a new signal) that the SUT also fires when its endpoint
+    stops accepting connections."""
     reach = getattr(sut, "reachability", None)
     if reach is None:
-        return None
-    stop = StopSignal()
+        return stop
+    stop = stop or StopSignal()
     reach.on_unreachable = stop.stop
     return stop
 
@@ -105,15 +110,29 @@ def _duration(seconds: float) -> str:
     return f"{minutes // 60} h {minutes % 60} min"
 
 
+def mark_unmeasured(folder: Path, document: dict[str, Any]) -> dict[str, Any]:
+    """A token run answered whole: TTFT and TPOT were not measured (null, never a number)."""
+    if "tokens_per_second" not in document.get("metrics", {}):
+        return document
+    metrics = {**document["metrics"], "ttft_ns": None, "tpot_ns": None}
+    return update_run_json(folder, metrics=metrics)
+
+
 def token_counts(
-    stats: dict[str, Any] | None,
+    stats: dict[str, Any] | None, *, token_run: bool = True
 ) -> tuple[dict[str, Any] | None, list[str]]:
-    """run.json's ``token_counts`` from the SUT's stats, and the warning an estimate earns."""
+    """run.json's ``token_counts`` from the SUT's stats, and the warning an estimate earns.
+
+    Only a token run (``use_token_latencies``) reports tokens/s and TPOT, so only
+    it is warned; an image or video run's counts are just kept.
+    """
     counts = (stats or {}).get("token_counts")
     if not isinstance(counts, dict):
         return None, []
-    counts = {**counts, "description": describe(counts)}
-    if not is_estimate(counts):
+    # Merged from several client processes: the source follows the summed samples.
+    source = source_of({k: int(v) for k, v in (counts.get("samples") or {}).items()})
+    counts = {**counts, "source": source, "description": describe(counts)}
+    if not token_run or not is_estimate(counts):
         return counts, []
     return counts, [
         f"{counts['description']}: tokens/s and TPOT rest on it; pass "

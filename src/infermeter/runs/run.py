@@ -12,6 +12,7 @@ from typing import Any
 from infermeter.clock import Clock, MonotonicClock
 from infermeter.compat.official import OfficialOutcome, run_official
 from infermeter.errors import ConfigError, InfermeterError
+from infermeter.loadgen.budget import check_phase_memory
 from infermeter.loadgen.conf import (
     AUDIT_WARNING,
     apply_conf,
@@ -21,19 +22,28 @@ from infermeter.loadgen.conf import (
 from infermeter.loadgen.engine import Progress
 from infermeter.loadgen.interfaces import SystemUnderTest
 from infermeter.loadgen.runner import RunOutcome, run_test
-from infermeter.loadgen.settings import Mode, RunSettings, Scenario, effective_settings
+from infermeter.loadgen.settings import (
+    EffectiveSettings,
+    Mode,
+    RunSettings,
+    Scenario,
+    effective_settings,
+)
+from infermeter.loadgen.stop import StopSignal
 from infermeter.results.energy import PowerSampler
 from infermeter.runs import server_metrics
 from infermeter.runs.client import ClientReport, collect
-from infermeter.runs.folder import default_run_dir, update_run_json, write_run_folder
+from infermeter.runs.folder import update_run_json, write_run_folder
 from infermeter.runs.guard import (
     check_endpoint,
+    mark_unmeasured,
     planned_run,
     refuse_unmeasurable,
     token_counts,
     watch_reachability,
 )
 from infermeter.runs.official_folder import engine_meta, write_official_folder
+from infermeter.runs.rundir import RunDir, claim_run_folder, provisional_meta
 from infermeter.runs.selfcert import CpuMeter
 from infermeter.suts.registry import SutContext, create_sut
 from infermeter.workloads.accuracy.scorer import score_accuracy_log
@@ -92,6 +102,7 @@ class RunRequest:
     metrics_interval_s: float = 1.0
     preflight: bool = True  # check an openai endpoint before sending load
     audit_config: Path | None = None  # an MLPerf audit.config, applied last
+    force: bool = False  # replace a run already in output_dir
 
 
 @dataclass
@@ -138,6 +149,11 @@ def build_settings(
 
 def _qsl(request: RunRequest, bench: Benchmark) -> DatasetQSL:
     options = request.dataset_options
+    count = request.total_sample_count
+    if count is not None and count <= 0:
+        raise ConfigError(
+            f"--total-sample-count must be > 0 (got {count}); pass a sample count"
+        )
     if request.total_sample_count is not None:
         options = dataclasses.replace(options, samples=request.total_sample_count)
     return build_qsl(
@@ -152,11 +168,14 @@ def execute(
     progress: Progress | None = None,
     on_phase: Callable[[str], None] | None = None,
     on_note: Callable[[str], None] | None = None,
+    stop: StopSignal | None = None,
 ) -> RunReport:
     """Run the benchmark and write the run folder; never raises for an INVALID result.
 
     ``on_note`` gets lines worth saying before the load starts (the preflight,
-    the planned length).
+    the planned length). ``stop`` ends the run early (native engine): the
+    folder is still written, with every completed sample and an INVALID
+    verdict that says why.
     """
     if request.engine not in ("native", "mlcommons"):
         raise ConfigError(
@@ -171,7 +190,10 @@ def execute(
     warnings += _scenario_warning(bench, request.scenario)
     clock = clock or MonotonicClock()
     qsl = _qsl(request, bench)
-    folder = request.output_dir or default_run_dir(bench.name, request.scenario.value)
+    # What can be refused in a second is refused before the SUT starts.
+    check_phase_memory(_effective(settings, qsl))
+    rundir, run_id = claim_run_folder(request, bench.name)
+    folder = rundir.path
     context = SutContext(
         qsl=qsl,
         clock=clock,
@@ -183,8 +205,13 @@ def execute(
     )
     sampler = PowerSampler()  # NVML on GPUs, RAPL on CPUs, where readable
     checks: dict[str, Any] | None = None
-    with _opened(create_sut(request.sut, context)) as sut:
-        checks = _before_load(request, bench.name, sut, settings, qsl, on_note)
+    with rundir.discarded_on_error():  # nothing ran yet: leave no folder behind
+        created = create_sut(request.sut, context)
+    with _opened(created) as sut:
+        with rundir.discarded_on_error():
+            checks = _before_load(request, bench.name, sut, settings, qsl, on_note)
+            rundir.start(provisional_meta(request, run_id), journal=_native(request))
+        streamed = bool(getattr(sut, "streams", True))
         scraper = _start_scraper(request, sut, context.options, clock, on_note)
         with CpuMeter.of(sut) as meter:
             sampler.start()
@@ -194,13 +221,15 @@ def execute(
                     sut,
                     qsl,
                     settings,
-                    folder,
+                    rundir,
                     clock=clock,
                     progress=progress,
                     on_phase=on_phase,
+                    stop=stop,
                 )
             finally:
                 power = sampler.stop()
+                rundir.close()
                 if scraper is not None:
                     scraper.stop()
     client = (
@@ -209,17 +238,13 @@ def execute(
         else ClientReport()
     )
     meta = _meta(request, bench, qsl, outcome, warnings, power)
+    meta["run_id"] = run_id
     meta["client"] = client.certification
     if client.fleet is not None:
         meta["fleet"] = client.fleet
-    if client.stats is not None:
-        meta["sut"]["stats"] = client.stats
-    if client.params:
-        meta["sut"]["params"] = {**client.params, **meta["sut"]["params"]}
-    meta["token_counts"], estimate = token_counts(client.stats)
-    warnings += estimate
-    if checks is not None:
-        meta["preflight"] = checks
+    warnings += _client_meta(
+        meta, client, checks, token_run=settings.use_token_latencies
+    )
     if isinstance(outcome, OfficialOutcome):
         document = write_official_folder(folder, outcome, meta=meta)
     else:
@@ -228,11 +253,41 @@ def execute(
         )
     if scraper is not None and isinstance(outcome, RunOutcome):
         document = _add_server_metrics(folder, document, scraper, outcome, sut)
+    if not streamed:
+        document = mark_unmeasured(folder, document)
     if settings.mode in (Mode.ACCURACY_ONLY, Mode.SUBMISSION_RUN):
         document = update_run_json(folder, accuracy=_score_accuracy(folder, bench, qsl))
+    rundir.finish()
     if request.index:
         warnings += _index(folder, request.store)
     return RunReport(outcome, folder, document, warnings)
+
+
+def _effective(settings: RunSettings, qsl: DatasetQSL) -> EffectiveSettings:
+    return effective_settings(
+        settings,
+        qsl_total_count=qsl.total_sample_count,
+        qsl_performance_count=qsl.performance_sample_count,
+    )
+
+
+def _client_meta(
+    meta: dict[str, Any],
+    client: ClientReport,
+    checks: dict[str, Any] | None,
+    *,
+    token_run: bool,
+) -> list[str]:
+    """The SUT's counters, effective settings, token-count source and preflight
+    into run.json; returns the warning an estimated token count earns."""
+    if client.stats is not None:
+        meta["sut"]["stats"] = client.stats
+    if client.params:
+        meta["sut"]["params"] = {**meta["sut"]["params"], **client.params}
+    meta["token_counts"], estimate = token_counts(client.stats, token_run=token_run)
+    if checks is not None:
+        meta["preflight"] = checks
+    return estimate
 
 
 def _start_scraper(
@@ -276,11 +331,7 @@ def _before_load(
     on_note: Callable[[str], None] | None,
 ) -> dict[str, Any] | None:
     """Refuse what cannot be measured, check the endpoint, say how long the run is."""
-    eff = effective_settings(
-        settings,
-        qsl_total_count=qsl.total_sample_count,
-        qsl_performance_count=qsl.performance_sample_count,
-    )
+    eff = _effective(settings, qsl)
     refuse_unmeasurable(sut, eff, benchmark)
     checks = None
     if request.sut == "openai" and request.preflight:
@@ -297,18 +348,19 @@ def _run_engine(
     sut: SystemUnderTest,
     qsl: DatasetQSL,
     settings: RunSettings,
-    folder: Path,
+    rundir: RunDir,
     *,
     clock: Clock,
     progress: Progress | None,
     on_phase: Callable[[str], None] | None,
+    stop: StopSignal | None,
 ) -> RunOutcome | OfficialOutcome:
     if request.engine == "mlcommons":
         return run_official(
             sut,
             qsl,
             settings,
-            folder,
+            rundir.path,
             trace=request.trace,
             clock=clock,
             on_phase=on_phase,
@@ -321,9 +373,14 @@ def _run_engine(
         clock=clock,
         progress=progress,
         on_phase=on_phase,
-        stop=watch_reachability(sut),
+        stop=watch_reachability(sut, stop),
+        watcher=rundir.journal,
         warnings=(AUDIT_WARNING,) if request.audit_config is not None else (),
     )
+
+
+def _native(request: RunRequest) -> bool:
+    return request.engine == "native"
 
 
 def _meta(

@@ -308,7 +308,16 @@ class SimProcess:
 
 
 def _serve_child(config: SimConfig, host: str, writer: Any) -> None:
-    serve(config, host=host, port=0, announce=lambda port, app: writer.send(port))
+    from infermeter.signals import ignore_interrupts
+
+    ignore_interrupts()  # the run drains its requests after Ctrl-C, then stops us
+    serve(
+        config,
+        host=host,
+        port=0,
+        announce=lambda port, app: writer.send(port),
+        handle_signals=False,
+    )
 
 
 def serve(
@@ -317,8 +326,13 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     announce: Callable[[int, SimApp], None] | None = None,
+    handle_signals: bool = True,
 ) -> None:
-    """Serve in the foreground until interrupted; ``announce`` gets the bound port."""
+    """Serve in the foreground until interrupted; ``announce`` gets the bound port.
+
+    ``handle_signals=False``: Ctrl-C and SIGTERM keep their process-wide
+    handling (a run's child ignores Ctrl-C and ends on the parent's SIGTERM).
+    """
     app = SimApp(config)
     sock: socket.socket = bind_socket(host, port, reuse_port=False)
     if announce is not None:
@@ -328,5 +342,6 @@ def serve(
         sock=sock,
         print=None,
         handler_cancellation=True,
+        handle_signals=handle_signals,
         loop=new_event_loop(),
     )

@@ -167,8 +167,11 @@ class RayTransport:
         try:
             self._started_ray = start_ray(self._address, actors=self._count)
         except Exception as exc:
+            lines = str(exc).strip().splitlines() or [type(exc).__name__]
             raise SUTError(
-                f"cannot reach the Ray cluster {self._address!r}: {exc}"
+                f"cannot reach the Ray cluster {self._address!r} "
+                f"({lines[0].rstrip('.')}); start one with `ray start --head`, "
+                "or give --ray alone for a private local cluster"
             ) from None
         if self._count == 0:  # one per node
             self._count = max(1, sum(1 for n in ray.nodes() if n.get("Alive")))

@@ -14,7 +14,6 @@ dies fails its outstanding samples and ends the phase at once with its error.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -26,8 +25,7 @@ from infermeter.errors import ConfigError, SUTError
 from infermeter.loadgen.interfaces import CompletionSink, IdArray, QueryBatch
 from infermeter.suts.openai_request import OpenAIConfig
 from infermeter.suts.remote_agent import Event
-
-PINGS = 16
+from infermeter.suts.remote_clock import ClockSync, measure_offset
 
 
 class ClientLost(Exception):
@@ -74,55 +72,6 @@ class Transport(Protocol):
     def close(self) -> None:
         """Stop every client (those alive) and release the transport."""
         ...
-
-
-@dataclass(slots=True)
-class ClockSync:
-    """One client's clock against the coordinator's: coordinator = client + offset."""
-
-    offset_ns: int = 0
-    uncertainty_ns: int = 0
-    shared: bool = False  # same kernel clock: no correction needed
-    end_offset_ns: int | None = None
-    end_uncertainty_ns: int | None = None
-
-    @property
-    def error_bound_ns(self) -> int:
-        """How far a corrected stamp may be off: the measurement plus any drift."""
-        if self.shared:
-            return 0
-        end_u = self.end_uncertainty_ns or 0
-        drift = abs((self.end_offset_ns or self.offset_ns) - self.offset_ns)
-        return max(self.uncertainty_ns, end_u) + drift
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "offset_ns": self.offset_ns,
-            "uncertainty_ns": self.uncertainty_ns,
-            "end_offset_ns": self.end_offset_ns,
-            "end_uncertainty_ns": self.end_uncertainty_ns,
-            "shared_clock": self.shared,
-            "error_bound_ns": self.error_bound_ns,
-        }
-
-
-def measure_offset(
-    remote_now: Callable[[], int], pings: int = PINGS
-) -> tuple[int, int]:
-    """(offset, uncertainty) ns from the ping with the shortest round trip.
-
-    The client read its clock between our t0 and t1, so the true offset lies in
-    [t0 - r, t1 - r]: the midpoint, give or take half the round trip.
-    """
-    best: tuple[int, int] | None = None
-    for _ in range(pings):
-        t0 = time.perf_counter_ns()
-        remote = int(remote_now())
-        t1 = time.perf_counter_ns()
-        if best is None or t1 - t0 < best[0]:
-            best = (t1 - t0, (t0 + t1) // 2 - remote)
-    assert best is not None
-    return best[1], (best[0] + 1) // 2
 
 
 @dataclass(slots=True)
@@ -367,7 +316,12 @@ class RemoteClientSUT:
         return [dict(c.identity) for c in self._clients]
 
     def clock_error_bound_ns(self) -> int:
-        """The largest error bound of any client's corrected stamps."""
+        """The largest error bound of any client's corrected stamps (measuring the
+        end offsets now, for a sweep point, unless the SUT closed and kept them)."""
+        if not self._closed:
+            for i, client in enumerate(self._clients):
+                if client.lost is None:
+                    self._end_sync(i, client)
         return max((c.sync.error_bound_ns for c in self._clients), default=0)
 
     def client_cpu_s(self) -> float:
@@ -419,8 +373,6 @@ def merge_stats(parts: list[dict[str, Any]]) -> dict[str, Any]:
     total: dict[str, Any] = {}
     for part in parts:
         for key, value in part.items():
-            if key == "cpu_s":
-                continue
             if isinstance(value, bool) or not isinstance(value, int | float | dict):
                 total.setdefault(key, value)
             elif isinstance(value, dict):

@@ -16,6 +16,12 @@ from infermeter.workloads.datasets import DatasetOptions, build_qsl, parse_lengt
 from infermeter.workloads.datasets.synthetic import corpus_tokenizer
 
 LLAMA = get_benchmark("llama2-70b")
+# Pickles are read only when the user trusts them (--allow-pickle).
+TRUSTED = DatasetOptions(allow_pickle=True)
+
+
+def trusted(**options: object) -> DatasetOptions:
+    return DatasetOptions(allow_pickle=True, **options)  # type: ignore[arg-type]
 
 
 def _idx(*values: int) -> np.ndarray:
@@ -116,7 +122,9 @@ def test_openorca_pickle(tmp_path: Path) -> None:
     )
     path = tmp_path / "open_orca.pkl"
     frame.to_pickle(path)
-    qsl = build_qsl(LLAMA, path)
+    with pytest.raises(ConfigError, match="--allow-pickle"):
+        build_qsl(LLAMA, path)  # unpickling runs code: never without being asked
+    qsl = build_qsl(LLAMA, path, options=TRUSTED)
     assert qsl.total_sample_count == 2
     assert qsl.performance_sample_count == 2  # capped at the dataset size
     sample = qsl.sample(1)
@@ -276,7 +284,7 @@ def test_malformed_files(tmp_path: Path, name: str, content: str, match: str) ->
     path.write_text(content)
     fmt = "cnn-dailymail" if name == "cnn.json" else None
     with pytest.raises(DatasetError, match=match):
-        build_qsl(LLAMA, path, fmt=fmt)
+        build_qsl(LLAMA, path, fmt=fmt, options=TRUSTED)
 
 
 def test_missing_file_and_unknown_format(tmp_path: Path) -> None:
@@ -305,18 +313,18 @@ def test_tokenizer_matches_and_mismatches(tmp_path: Path) -> None:
     )
     frame = pd.DataFrame({"input": ["hello world"], "tok_input": [[1, 2]]})
     frame.to_pickle(tmp_path / "ok.pkl")
-    qsl = build_qsl(LLAMA, tmp_path / "ok.pkl", options=DatasetOptions(tokenizer=tok))
+    qsl = build_qsl(LLAMA, tmp_path / "ok.pkl", options=trusted(tokenizer=tok))
     assert qsl.tokenizer is not None and qsl.tokenizer.decode([1, 3]) == "hello again"
     pd.DataFrame({"input": ["hello world"], "tok_input": [[7, 900]]}).to_pickle(
         tmp_path / "bad.pkl"
     )
     with pytest.raises(DatasetError, match="tokenizer does not match"):
-        build_qsl(LLAMA, tmp_path / "bad.pkl", options=DatasetOptions(tokenizer=tok))
+        build_qsl(LLAMA, tmp_path / "bad.pkl", options=trusted(tokenizer=tok))
     pd.DataFrame({"input": ["hello world"], "tok_input": [[2, 1]]}).to_pickle(
         tmp_path / "swap.pkl"
     )
     with pytest.raises(DatasetError, match="does not reproduce"):
-        build_qsl(LLAMA, tmp_path / "swap.pkl", options=DatasetOptions(tokenizer=tok))
+        build_qsl(LLAMA, tmp_path / "swap.pkl", options=trusted(tokenizer=tok))
 
 
 def test_synthetic_with_user_tokenizer(tmp_path: Path) -> None:

@@ -31,8 +31,8 @@ from infermeter.runs.compliance.layout import (
     ComplianceResult,
     verify,
 )
-from infermeter.runs.folder import default_run_dir
 from infermeter.runs.run import RunReport, RunRequest, execute
+from infermeter.runs.rundir import default_run_dir, new_run_id
 from infermeter.workloads.registry import get_benchmark
 
 RunOne = Callable[[RunRequest], RunReport]
@@ -101,7 +101,7 @@ def run_audit(
 
 
 def _default_folder(request: RunRequest, test: str) -> Path:
-    base = default_run_dir(request.benchmark, request.scenario.value)
+    base = default_run_dir(new_run_id(request.benchmark, request.scenario.value))
     return base.with_name(f"{base.name}_{test}")
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from infermeter.errors import DatasetError
+from infermeter.errors import DatasetError, DatasetPathError
 
 LOG_NAME = "mlperf_log_accuracy.json"
 
@@ -54,7 +54,7 @@ def read_accuracy_log(path: str | Path) -> list[LogEntry]:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise DatasetError(
+        raise DatasetPathError(
             f"Accuracy log {str(path)!r} not found; run with --mode AccuracyOnly first."
         ) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -36,6 +36,7 @@ def score_run_folder(
     benchmark: str | None = None,
     dataset: str | Path | None = None,
     fmt: str | None = None,
+    allow_pickle: bool = False,
     tokenizer: str | Path | None = None,
     samples: int | None = None,
     level: float | None = None,
@@ -60,6 +61,7 @@ def score_run_folder(
         samples=samples or (None if path else recorded.get("total_sample_count")),
         tokenizer=tokenizer or recorded.get("tokenizer_path"),
         seed=int(recorded.get("seed", 0)),
+        allow_pickle=allow_pickle,
     )
     qsl = build_qsl(bench, path, fmt=fmt or recorded.get("format"), options=options)
     return score_accuracy_log(

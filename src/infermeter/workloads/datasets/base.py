@@ -7,15 +7,16 @@ memory still runs, ``performance_sample_count`` samples at a time.
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from infermeter.errors import DatasetError
+from infermeter.errors import DatasetError, InfermeterError
 
 if TYPE_CHECKING:
     from infermeter.loadgen.interfaces import IndexArray
@@ -170,7 +171,8 @@ class DatasetQSL:
 
     def _read(self, index: int) -> Sample:
         self._read_check(index)
-        return self.source.read(index)
+        with unreadable_as_dataset_error(f"sample {index} of {self.name!r}"):
+            return self.source.read(index)
 
     def _read_check(self, index: int) -> None:
         if not 0 <= index < self.total_sample_count:
@@ -192,3 +194,25 @@ class ListSource:
 
     def read(self, index: int) -> Sample:
         return self._samples[index]
+
+
+@contextlib.contextmanager
+def unreadable_as_dataset_error(what: str) -> Iterator[None]:
+    """A file that breaks its reader is the file's fault: one ``DatasetError`` line.
+
+    Readers check the shapes they expect; this catches what no check foresaw
+    in a malformed or hostile file (bad bytes, odd types, deep nesting).
+    """
+    try:
+        yield
+    except InfermeterError:
+        raise
+    except (
+        UnicodeDecodeError, ValueError, TypeError, KeyError, IndexError,
+        AttributeError, RecursionError, OSError,
+    ) as exc:  # fmt: skip
+        first = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+        raise DatasetError(
+            f"Cannot read {what}: {first} ({type(exc).__name__}); check the file, "
+            "or name its format with --dataset-format"
+        ) from None

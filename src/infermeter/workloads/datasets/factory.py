@@ -6,10 +6,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from infermeter.errors import ConfigError, DatasetError
+from infermeter.errors import ConfigError, DatasetPathError
 from infermeter.workloads.benchmark import Benchmark
 from infermeter.workloads.datasets import formats, media_formats, media_readers, tables
-from infermeter.workloads.datasets.base import DatasetQSL, SampleSource
+from infermeter.workloads.datasets.base import (
+    DatasetQSL,
+    SampleSource,
+    unreadable_as_dataset_error,
+)
 from infermeter.workloads.datasets.lengths import LengthSpec, fixed
 from infermeter.workloads.datasets.media_files import EncodedMedia
 from infermeter.workloads.datasets.shapes import PromptShape
@@ -47,10 +51,11 @@ class DatasetOptions:
     num_prefixes: int = 1
     conversation_turns: int = 0  # > 0: multi-turn conversations (--prompts)
     image_dir: Path | None = None
+    allow_pickle: bool = False  # unpickling runs code: only when the user says so
 
 
 def _pickle(path: Path, opts: DatasetOptions) -> SampleSource:
-    frame = tables.read_frame(path, "pickle")
+    frame = tables.read_frame(path, "pickle", allow_pickle=opts.allow_pickle)
     return tables.FrameSource(path.name, frame, opts.columns, str(path))
 
 
@@ -111,14 +116,11 @@ def build_qsl(
     else:
         path = Path(dataset_path)
         if not path.exists():
-            raise DatasetError(f"Dataset file {str(path)!r} not found; check the path.")
-        name = fmt or _guess_format(path, benchmark)
-        reader = READERS.get(name)
-        if reader is None:
-            raise ConfigError(
-                f"Cannot read dataset format {name!r}. Known: {', '.join(FORMATS)}."
+            raise DatasetPathError(
+                f"Dataset file {str(path)!r} not found; check the path."
             )
-        source = reader(path, opts)
+        with unreadable_as_dataset_error(repr(str(path))):
+            source = _read(path, fmt or _guess_format(path, benchmark), opts)
     perf = opts.performance_sample_count or benchmark.performance_sample_count or None
     qsl = DatasetQSL(
         source, performance_sample_count=perf, tokenizer=tokenizer, limit=opts.samples
@@ -238,6 +240,15 @@ def sniff_format(path: Path) -> str | None:
     if suffix == ".json":
         return _sniff_json(path)
     return None
+
+
+def _read(path: Path, name: str, opts: DatasetOptions) -> SampleSource:
+    reader = READERS.get(name)
+    if reader is None:
+        raise ConfigError(
+            f"Cannot read dataset format {name!r}. Known: {', '.join(FORMATS)}."
+        )
+    return reader(path, opts)
 
 
 def _guess_format(path: Path, bench: Benchmark) -> str:

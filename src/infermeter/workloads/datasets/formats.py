@@ -124,9 +124,9 @@ class ImageList:
         if not npy.exists():
             npy = (self._dir / name).with_suffix(".npy")
         if npy.exists():
-            image: np.ndarray[Any, np.dtype[np.float32]] = np.load(npy).astype(
-                np.float32, copy=False
-            )
+            image: np.ndarray[Any, np.dtype[np.float32]] = np.load(
+                npy, allow_pickle=False
+            ).astype(np.float32, copy=False)
             return image
         raise DatasetError(
             f"Image {name!r} has no preprocessed {npy.name} in {str(self._dir)!r}; "

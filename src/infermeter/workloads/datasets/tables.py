@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from infermeter.errors import DatasetError, MissingDependencyError
+from infermeter.errors import ConfigError, DatasetError, MissingDependencyError
 from infermeter.workloads.datasets.base import Sample
 
 # role -> column names tried in order (MLPerf processed files, then common ones)
@@ -111,6 +111,11 @@ class FrameSource:
         return sample_from_row(index, row, self._cols)
 
 
+def require_pandas() -> Any:
+    """pandas, or one line naming the extra to install."""
+    return _pandas()
+
+
 def _pandas() -> Any:
     try:
         import pandas as pd
@@ -119,8 +124,25 @@ def _pandas() -> Any:
     return pd
 
 
-def read_frame(path: Path, fmt: str) -> Any:
-    """A DataFrame from a pickle, CSV or Parquet file, with one-line errors."""
+def pickle_refusal(path: Path) -> ConfigError:
+    """The one-line error for a pickle nobody said to trust."""
+    out = path.with_suffix(".parquet").name
+    return ConfigError(
+        f"{str(path)!r} is a pickle: loading it runs any code it holds. If you "
+        "trust the file, pass --allow-pickle; or convert it once with "
+        f"'infermeter datasets convert {path.name} {out} --allow-pickle' "
+        "and use the Parquet (or JSONL) file from then on"
+    )
+
+
+def read_frame(path: Path, fmt: str, *, allow_pickle: bool = False) -> Any:
+    """A DataFrame from a pickle, CSV or Parquet file, with one-line errors.
+
+    A pickle is read only with ``allow_pickle``: unpickling runs code, so the
+    caller must have been told to trust the file (``--allow-pickle``).
+    """
+    if fmt == "pickle" and not allow_pickle:
+        raise pickle_refusal(path)
     pd = _pandas()
     try:
         if fmt == "pickle":

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from infermeter.errors import DatasetError, MissingDependencyError
+from infermeter.errors import DatasetError, DatasetPathError, MissingDependencyError
 
 _WORD = re.compile(r"\S+")
 
@@ -84,7 +84,7 @@ def load_tokenizer(path: str | Path) -> HFTokenizer:
     if path.is_dir():
         path = path / "tokenizer.json"
     if not path.is_file():
-        raise DatasetError(
+        raise DatasetPathError(
             f"Tokenizer file {str(path)!r} not found; pass a tokenizer.json."
         )
     try:
