@@ -130,6 +130,7 @@ class Validation:
             "modelled": len(self.predictions),
             "coverage": self.coverage,
             "overall": self.overall().as_dict(),
+            "by_scenario": [s.as_dict() for s in self.by(lambda r: r.scenario)],
             "by_benchmark_scenario": [
                 s.as_dict() for s in self.by(lambda r: f"{r.benchmark} {r.scenario}")
             ],

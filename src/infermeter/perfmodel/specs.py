@@ -238,7 +238,8 @@ class Workload:
     osl_max: int = 1024
     interactive_ttft_ms: float | None = None
     interactive_tpot_ms: float | None = None
-    interactive_spec_tokens: float = 1.0
+    interactive_spec_draft: int = 0
+    spec_acceptance: float = 0.7
     beams: int = 1
     introduced: str = ""
 
@@ -267,8 +268,15 @@ class Workload:
             f"Unknown scenario {scenario!r}. Known: Offline, Server, Interactive."
         )
 
+    def spec_draft(self, scenario: str) -> int:
+        """Tokens drafted per step where the scenario standardises speculative decoding."""
+        return self.interactive_spec_draft if scenario == "Interactive" else 0
+
     def spec_tokens(self, scenario: str) -> float:
-        return self.interactive_spec_tokens if scenario == "Interactive" else 1.0
+        """Mean tokens a decode step emits: 1 + a + a^2 + ... + a^draft for a chain of
+        ``draft`` drafted tokens each accepted with probability ``a`` (EAGLE/MTP)."""
+        a = self.spec_acceptance
+        return float(sum(a**i for i in range(self.spec_draft(scenario) + 1)))
 
 
 def _read_toml(name: str) -> dict[str, Any]:
@@ -417,7 +425,8 @@ def _workload(key: str, d: dict[str, Any]) -> Workload:
         osl_max=int(d.get("osl_max", 1024)),
         interactive_ttft_ms=_opt(d, "interactive_ttft_ms"),
         interactive_tpot_ms=_opt(d, "interactive_tpot_ms"),
-        interactive_spec_tokens=float(d.get("interactive_spec_tokens", 1.0)),
+        interactive_spec_draft=int(d.get("interactive_spec_draft", 0)),
+        spec_acceptance=float(d.get("spec_acceptance", 0.7)),
         beams=int(d.get("beams", 1)),
         introduced=str(d.get("introduced", "")),
     )

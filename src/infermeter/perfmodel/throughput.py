@@ -29,7 +29,6 @@ from infermeter.perfmodel.specs import Accelerator, ModelArch, Workload
 TPOT_HEADROOM = 0.85  # mean step vs the p99 TPOT bound
 PREFILL_CHUNK = 8192  # tokens a prefill-only replica runs per step
 MAX_BATCH_PER_ACCELERATOR = 2048
-SPEC_DRAFT = 3  # drafted tokens verified per step when speculative decoding is on
 _BATCH_POINTS = 40
 _PENALTY = 3.0  # how fast an infeasible (too slow) configuration loses throughput
 
@@ -106,6 +105,7 @@ def _step(
         dep,
         eff,
         decode=b * processed * wl.beams,
+        sequences=b * wl.beams,
         context=ctx,
         prefill=b * wl.isl_mean / wl.osl_mean,
         prefill_context=np.full_like(b, wl.isl_mean / 2.0),
@@ -178,7 +178,7 @@ def _replica_grid(
         zero = np.zeros(shape)
         return zero, zero, zero
     emitted = wl.spec_tokens(scenario)
-    processed = 1.0 + SPEC_DRAFT if emitted > 1.0 else 1.0
+    processed = 1.0 + wl.spec_draft(scenario)
     b = _batches(b_max)
     if not disaggregated:
         step = _step(dep, eff, wl, b, speed[..., None], processed)
@@ -188,6 +188,7 @@ def _replica_grid(
         dep,
         eff,
         decode=b * processed * wl.beams,
+        sequences=b * wl.beams,
         context=ctx,
         prefill=np.zeros_like(b),
         prefill_context=np.zeros_like(b),
