@@ -28,7 +28,6 @@ import numpy as np
 from infermeter.errors import ConfigError
 from infermeter.perfmodel.fit import (
     Coefficients,
-    Prepared,
     fit,
     predict_log,
     prepare,
@@ -307,7 +306,3 @@ def efficiency_for(
     speed = math.exp(coef.log_speed(speed_features(acc.key, stack, prec, wl.key)))
     derate = math.exp(coef.log_derate(scenario_features(scenario, stack, wl.key)))
     return Efficiency(server=derate).scaled(speed)
-
-
-def prepared_rows(rows: Sequence[PublishedRow]) -> list[Prepared]:
-    return prepare(rows)[0]

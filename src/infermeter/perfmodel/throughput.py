@@ -284,8 +284,3 @@ def predict(system: SystemSpec, wl: Workload, scenario: str, eff: Efficiency) ->
     grid = throughput_grid(system, wl, scenario, eff, np.asarray([1.0]))
     derate = eff.server if scenario != "Offline" else 1.0
     return float(grid[0]) * derate
-
-
-def best_tp(system: SystemSpec, wl: Workload, eff: Efficiency) -> int:
-    """The replica size with the highest Offline throughput."""
-    return best_config(system, wl, "Offline", eff).tp
