@@ -138,6 +138,8 @@ def prices() -> dict[str, tuple[float, str, str]]:
 
 
 Shape = tuple[Deployment, float, int, float, bool]
+# Why a configuration fails, and how far off it is (target multiples; inf: no fit).
+Why = tuple[float, str]
 
 
 def _best_shape(
@@ -148,11 +150,11 @@ def _best_shape(
     eff: Efficiency,
     t: Targets,
     disaggregated: bool,
-) -> Shape | str:
+) -> Shape | Why:
     """The replica shape needing the fewest accelerators for the demand (TPOT and
-    TTFT met); the smaller replica wins a tie."""
+    TTFT met), the smaller replica winning a tie; else the nearest miss."""
     best: Shape | None = None
-    reason = f"{arch.name} does not fit on {acc.name} at {prec.upper()}"
+    why: Why = (math.inf, f"{arch.name} does not fit on {acc.name} at {prec.upper()}")
     shapes = [
         (dep, split)
         for dep in deployments(SystemSpec(acc, 1 << 12, arch, prec))
@@ -163,21 +165,32 @@ def _best_shape(
         try:
             dep.check_fits(t.isl + t.osl)
         except ConfigError as exc:
-            reason = str(exc)
+            why = min(why, (math.inf, str(exc)))
             continue
         thr, batch, step, ok = replica_throughput(
             dep, wl, "Server", eff, disaggregated=split
         )
         if not ok:
-            reason = (
-                f"TP{dep.tp} {prec.upper()}: one stream already takes "
-                f"{step * 1e3:.0f} ms per token"
+            miss = step * t.tokens_per_user
+            why = min(
+                why,
+                (
+                    miss,
+                    f"TP{dep.tp} {prec.upper()}: one stream already "
+                    f"takes {step * 1e3:.0f} ms per token",
+                ),
             )
             continue
         ttft = prefill_s(dep, eff, t.isl) + step
         if ttft * 1e3 >= t.ttft_ms:
-            reason = (
-                f"TP{dep.tp} {prec.upper()}: prefill alone takes {ttft * 1e3:.0f} ms"
+            miss = ttft * 1e3 / t.ttft_ms
+            why = min(
+                why,
+                (
+                    miss,
+                    f"TP{dep.tp} {prec.upper()}: prefill alone takes "
+                    f"{ttft * 1e3:.0f} ms",
+                ),
             )
             continue
         replica = thr * eff.server
@@ -185,7 +198,7 @@ def _best_shape(
         need = dep.tp * max(floor, math.ceil(t.tokens_per_s / replica))
         if best is None or need < _need(best, t):
             best = (dep, replica, batch, step, split)
-    return best if best is not None else reason
+    return best if best is not None else why
 
 
 def _need(shape: Shape, t: Targets) -> int:
@@ -209,7 +222,7 @@ def _option(
     stack: str,
     disaggregated: bool = False,
     fit: str | None = None,
-) -> Option | str:
+) -> Option | Why:
     base = get_workload(arch.key)
     eff = efficiency_for(
         acc.key,
@@ -220,13 +233,16 @@ def _option(
         coefficients=load_coefficients(fit) if fit else None,
     )
     got = _best_shape(acc, arch, prec, t.workload(base), eff, t, disaggregated)
-    if isinstance(got, str):
+    if len(got) == 2:  # a miss: (how far off, why)
         return got
     dep, replica_tok_s, batch, step, split = got
     n = _need(got, t)
     replicas = n // dep.tp
     if n > MAX_ACCELERATORS:
-        return f"needs {n} accelerators (more than {MAX_ACCELERATORS})"
+        return (
+            n / MAX_ACCELERATORS,
+            f"needs {n} accelerators (more than {MAX_ACCELERATORS})",
+        )
     price = prices().get(acc.key)
     usd_h = n * price[0] if price else None
     tok_s = t.tokens_per_s
@@ -274,16 +290,16 @@ def plan_accelerator(
     acc, arch = get_accelerator(acc_name), get_model(model)
     precs = [precision] if precision else [p for p in PRECISIONS if acc.supports(p)]
     found: list[Option] = []
-    reasons: list[str] = []
+    misses: list[Why] = []
     for prec in precs:
         if not acc.supports(prec):
-            reasons.append(f"{acc.name} has no {prec.upper()} rate")
+            misses.append((math.inf, f"{acc.name} has no {prec.upper()} rate"))
             continue
         got = _option(acc, arch, prec, t, stack, disaggregated, fit)
-        (found.append(got) if isinstance(got, Option) else reasons.append(got))
+        (found.append(got) if isinstance(got, Option) else misses.append(got))
     if found:
         return min(found, key=_cost_key)
-    return Infeasible(acc.key, reasons[-1] if reasons else "no configuration")
+    return Infeasible(acc.key, min(misses)[1] if misses else "no configuration")
 
 
 def plan(
