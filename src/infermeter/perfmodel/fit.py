@@ -1,4 +1,4 @@
-"""Fit a few calibrated effects to published rows: a ridge-regularised log model.
+"""Fit a few calibrated effects to published rows: a regularised log model.
 
 Each row's throughput is the physics (``throughput.throughput_grid``) evaluated
 at a speed factor ``k`` (a common multiplier of compute and memory efficiency),
@@ -12,8 +12,8 @@ part, the precision, the benchmark, mixture-of-experts); scenario effects
 derate Server and Interactive below their TPOT-bound steady state. Every effect
 has a prior (mean 0, a standard deviation per kind): a part, stack or benchmark
 without rows falls back to its parents, never to a per-row constant. The fit
-is Gauss-Newton on the log error with the physics precomputed on a grid of
-``k``, so a refit (for leave-one-out) costs milliseconds.
+is Levenberg-Marquardt on the log error (Huber loss) with the physics
+precomputed on a grid of ``k``, so a refit (for leave-one-out) is cheap.
 """
 
 from __future__ import annotations
