@@ -34,6 +34,7 @@ def _print_validation(v: Validation, *, rows: bool) -> None:
         f"({_pct(v.coverage)}); predictions are derived, not MLPerf results"
     )
     for title, key in (
+        ("per scenario", lambda r: r.scenario),
         ("per benchmark and scenario", lambda r: f"{r.benchmark} {r.scenario}"),
         ("per accelerator", lambda r: r.accelerator),
     ):

@@ -39,6 +39,13 @@ def plan_command(
     accelerator: Annotated[
         list[str] | None, Opt(help="Accelerator(s) to consider (default: all).")
     ] = None,
+    disaggregated: Annotated[
+        bool, Opt(help="Also consider prefill-only and decode-only replica pools.")
+    ] = False,
+    fit: Annotated[
+        str | None,
+        Opt(help="Coefficients: a shipped fit (v4.1, v4.1+v5.1) or a JSON file."),
+    ] = None,
     as_json: Annotated[bool, Opt("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Per accelerator type, the cheapest (precision, TP, replicas) meeting the targets.
@@ -49,6 +56,11 @@ def plan_command(
       infermeter plan --model llama2-70b --users 100 --tokens-per-user 30 --ttft-ms 2000
 
       infermeter plan --precision fp8 --isl 1000 --osl 300 --accelerator h100-sxm --json
+
+      infermeter plan --model deepseek-r1 --users 60 --accelerator b200 --disaggregated
+
+    TP: accelerators per replica (EP: expert parallel); P/D: prefill and decode
+    replica pools.
     """
     from infermeter.perfmodel.planner import Option, Targets, plan
     from infermeter.perfmodel.specs import get_workload
@@ -61,7 +73,14 @@ def plan_command(
         isl or round(wl.isl_mean),
         osl or round(wl.osl_mean),
     )
-    rows = plan(model, targets, precision=precision, accelerator_names=accelerator)
+    rows = plan(
+        model,
+        targets,
+        precision=precision,
+        accelerator_names=accelerator,
+        disaggregated=disaggregated,
+        fit=fit,
+    )
     if as_json:
         typer.echo(
             json.dumps(
@@ -97,8 +116,8 @@ def plan_command(
             table.add_row(
                 r.accelerator,
                 r.precision,
-                str(r.tp),
-                str(r.replicas),
+                f"{r.tp}{' EP' if r.expert_parallel else ''}",
+                f"{r.replicas}{' P/D' if r.disaggregated else ''}",
                 f"{r.accelerators} ({lo}-{hi})",
                 f"{r.tpot_ms:.1f}",
                 f"{r.ttft_ms:.0f}",

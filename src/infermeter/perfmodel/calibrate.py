@@ -28,7 +28,6 @@ import numpy as np
 from infermeter.errors import ConfigError
 from infermeter.perfmodel.fit import (
     Coefficients,
-    Prepared,
     fit,
     predict_log,
     prepare,
@@ -130,6 +129,7 @@ class Validation:
             "modelled": len(self.predictions),
             "coverage": self.coverage,
             "overall": self.overall().as_dict(),
+            "by_scenario": [s.as_dict() for s in self.by(lambda r: r.scenario)],
             "by_benchmark_scenario": [
                 s.as_dict() for s in self.by(lambda r: f"{r.benchmark} {r.scenario}")
             ],
@@ -306,7 +306,3 @@ def efficiency_for(
     speed = math.exp(coef.log_speed(speed_features(acc.key, stack, prec, wl.key)))
     derate = math.exp(coef.log_derate(scenario_features(scenario, stack, wl.key)))
     return Efficiency(server=derate).scaled(speed)
-
-
-def prepared_rows(rows: Sequence[PublishedRow]) -> list[Prepared]:
-    return prepare(rows)[0]

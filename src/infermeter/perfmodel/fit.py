@@ -1,4 +1,4 @@
-"""Fit a few calibrated effects to published rows: a ridge-regularised log model.
+"""Fit a few calibrated effects to published rows: a regularised log model.
 
 Each row's throughput is the physics (``throughput.throughput_grid``) evaluated
 at a speed factor ``k`` (a common multiplier of compute and memory efficiency),
@@ -12,8 +12,8 @@ part, the precision, the benchmark, mixture-of-experts); scenario effects
 derate Server and Interactive below their TPOT-bound steady state. Every effect
 has a prior (mean 0, a standard deviation per kind): a part, stack or benchmark
 without rows falls back to its parents, never to a per-row constant. The fit
-is Gauss-Newton on the log error with the physics precomputed on a grid of
-``k``, so a refit (for leave-one-out) costs milliseconds.
+is Levenberg-Marquardt on the log error (Huber loss) with the physics
+precomputed on a grid of ``k``, so a refit (for leave-one-out) is cheap.
 """
 
 from __future__ import annotations
@@ -235,7 +235,23 @@ class _Problem:
 
     def loss(self, beta: FloatArray) -> float:
         r, _ = self.residual(beta)
-        return float(r @ r + beta @ (self.lam * beta))
+        return float(np.sum(_huber(r)) + beta @ (self.lam * beta))
+
+
+# Rows further off than three noise deviations weigh linearly, not quadratically
+# (Huber loss): one odd submission (a stack sample of one) cannot drag shared effects.
+HUBER = 3.0 * NOISE_SD
+
+
+def _huber(r: FloatArray) -> FloatArray:
+    a = np.abs(r)
+    out: FloatArray = np.where(a <= HUBER, r * r, 2 * HUBER * a - HUBER * HUBER)
+    return out
+
+
+def _huber_weight(r: FloatArray) -> FloatArray:
+    out: FloatArray = np.minimum(1.0, HUBER / np.maximum(np.abs(r), 1e-12))
+    return out
 
 
 def _problem(train: Sequence[Prepared]) -> _Problem:
@@ -263,7 +279,8 @@ def fit(
     iterations: int = 60,
     start: Coefficients | None = None,
 ) -> Coefficients:
-    """Fit every effect the rows name: Levenberg-Marquardt ridge on the log error.
+    """Fit every effect the rows name: Levenberg-Marquardt on the log error (Huber
+    loss, ridge priors; iteratively reweighted).
 
     ``start`` (a fit on more rows) only speeds convergence up; the optimum is
     the same.
@@ -275,9 +292,10 @@ def fit(
     loss, damping = prob.loss(beta), 1e-3
     for _ in range(iterations):
         resid, slope = prob.residual(beta)
+        w = _huber_weight(resid)
         jac = prob.xs * slope[:, None] + prob.xd
-        normal = jac.T @ jac + np.diag(prob.lam)
-        grad = jac.T @ resid - prob.lam * beta
+        normal = (jac * w[:, None]).T @ jac + np.diag(prob.lam)
+        grad = jac.T @ (w * resid) - prob.lam * beta
         while True:
             step = np.linalg.solve(normal + damping * np.diag(np.diag(normal)), grad)
             trial = beta + step

@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from infermeter.errors import ConfigError
 from infermeter.perfmodel.specs import Accelerator, accelerators, match_accelerator
 
 _CAP = re.compile(r"power\s*cap\s*(\d{3,4})\s*w", re.I)
@@ -99,17 +98,3 @@ def resolve_parts(raw: str, count: int = 0, system: str = "") -> PartMatch | Non
 
 def known_parts() -> list[str]:
     return sorted(accelerators())
-
-
-def require_part(name: str) -> Accelerator:
-    """A part by key, alias or device name ("NVIDIA H200"); one-line error if unknown."""
-    found = match_accelerator(name)
-    table = accelerators()
-    key = name.strip().lower().replace("_", "-")
-    if key in table:
-        return table[key]
-    if found is None:
-        raise ConfigError(
-            f"Unknown accelerator {name!r}. Known: {', '.join(known_parts())}."
-        )
-    return found

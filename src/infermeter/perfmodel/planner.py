@@ -21,7 +21,7 @@ from functools import lru_cache
 from importlib import resources
 
 from infermeter.errors import ConfigError
-from infermeter.perfmodel.calibrate import efficiency_for
+from infermeter.perfmodel.calibrate import efficiency_for, load_coefficients
 from infermeter.perfmodel.roofline import Deployment, Efficiency, prefill_s
 from infermeter.perfmodel.specs import (
     Accelerator,
@@ -102,6 +102,7 @@ class Option:
     tokens_per_joule: float | None
     accelerators_band: tuple[int, int]
     expert_parallel: bool = False
+    disaggregated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +137,11 @@ def prices() -> dict[str, tuple[float, str, str]]:
     return out
 
 
+Shape = tuple[Deployment, float, int, float, bool]
+# Why a configuration fails, and how far off it is (target multiples; inf: no fit).
+Why = tuple[float, str]
+
+
 def _best_shape(
     acc: Accelerator,
     arch: ModelArch,
@@ -143,37 +149,61 @@ def _best_shape(
     wl: Workload,
     eff: Efficiency,
     t: Targets,
-) -> tuple[Deployment, float, int, float] | str:
+    disaggregated: bool,
+) -> Shape | Why:
     """The replica shape needing the fewest accelerators for the demand (TPOT and
-    TTFT met); the smaller replica wins a tie."""
-    best: tuple[Deployment, float, int, float] | None = None
-    reason = f"{arch.name} does not fit on {acc.name} at {prec.upper()}"
-    for dep in deployments(SystemSpec(acc, 1 << 12, arch, prec)):
-        if dep.tp > 72:
-            continue
+    TTFT met), the smaller replica winning a tie; else the nearest miss."""
+    best: Shape | None = None
+    why: Why = (math.inf, f"{arch.name} does not fit on {acc.name} at {prec.upper()}")
+    shapes = [
+        (dep, split)
+        for dep in deployments(SystemSpec(acc, 1 << 12, arch, prec))
+        for split in ((False, True) if disaggregated else (False,))
+        if dep.tp <= 72
+    ]
+    for dep, split in shapes:
         try:
             dep.check_fits(t.isl + t.osl)
         except ConfigError as exc:
-            reason = str(exc)
+            why = min(why, (math.inf, str(exc)))
             continue
-        thr, batch, step, ok = replica_throughput(dep, wl, "Server", eff)
+        thr, batch, step, ok = replica_throughput(
+            dep, wl, "Server", eff, disaggregated=split
+        )
         if not ok:
-            reason = (
-                f"TP{dep.tp} {prec.upper()}: one stream already takes "
-                f"{step * 1e3:.0f} ms per token"
+            miss = step * t.tokens_per_user
+            why = min(
+                why,
+                (
+                    miss,
+                    f"TP{dep.tp} {prec.upper()}: one stream already "
+                    f"takes {step * 1e3:.0f} ms per token",
+                ),
             )
             continue
         ttft = prefill_s(dep, eff, t.isl) + step
         if ttft * 1e3 >= t.ttft_ms:
-            reason = (
-                f"TP{dep.tp} {prec.upper()}: prefill alone takes {ttft * 1e3:.0f} ms"
+            miss = ttft * 1e3 / t.ttft_ms
+            why = min(
+                why,
+                (
+                    miss,
+                    f"TP{dep.tp} {prec.upper()}: prefill alone takes "
+                    f"{ttft * 1e3:.0f} ms",
+                ),
             )
             continue
         replica = thr * eff.server
-        need = dep.tp * max(1, math.ceil(t.tokens_per_s / replica))
-        if best is None or need < best[0].tp * math.ceil(t.tokens_per_s / best[1]):
-            best = (dep, replica, batch, step)
-    return best if best is not None else reason
+        floor = 2 if split else 1  # a prefill and a decode replica at least
+        need = dep.tp * max(floor, math.ceil(t.tokens_per_s / replica))
+        if best is None or need < _need(best, t):
+            best = (dep, replica, batch, step, split)
+    return best if best is not None else why
+
+
+def _need(shape: Shape, t: Targets) -> int:
+    dep, replica, _, _, split = shape
+    return dep.tp * max(2 if split else 1, math.ceil(t.tokens_per_s / replica))
 
 
 def scenario_for(t: Targets, base: Workload) -> str:
@@ -185,20 +215,34 @@ def scenario_for(t: Targets, base: Workload) -> str:
 
 
 def _option(
-    acc: Accelerator, arch: ModelArch, prec: str, t: Targets, stack: str
-) -> Option | str:
+    acc: Accelerator,
+    arch: ModelArch,
+    prec: str,
+    t: Targets,
+    stack: str,
+    disaggregated: bool = False,
+    fit: str | None = None,
+) -> Option | Why:
     base = get_workload(arch.key)
     eff = efficiency_for(
-        acc.key, prec, stack=stack, benchmark=base.key, scenario=scenario_for(t, base)
+        acc.key,
+        prec,
+        stack=stack,
+        benchmark=base.key,
+        scenario=scenario_for(t, base),
+        coefficients=load_coefficients(fit) if fit else None,
     )
-    got = _best_shape(acc, arch, prec, t.workload(base), eff, t)
-    if isinstance(got, str):
+    got = _best_shape(acc, arch, prec, t.workload(base), eff, t, disaggregated)
+    if len(got) == 2:  # a miss: (how far off, why)
         return got
-    dep, replica_tok_s, batch, step = got
-    replicas = max(1, math.ceil(t.tokens_per_s / replica_tok_s))
-    n = replicas * dep.tp
+    dep, replica_tok_s, batch, step, split = got
+    n = _need(got, t)
+    replicas = n // dep.tp
     if n > MAX_ACCELERATORS:
-        return f"needs {n} accelerators (more than {MAX_ACCELERATORS})"
+        return (
+            n / MAX_ACCELERATORS,
+            f"needs {n} accelerators (more than {MAX_ACCELERATORS})",
+        )
     price = prices().get(acc.key)
     usd_h = n * price[0] if price else None
     tok_s = t.tokens_per_s
@@ -221,6 +265,7 @@ def _option(
             dep.tp * max(1, math.ceil(t.tokens_per_s / (replica_tok_s * lo))),
         ),
         expert_parallel=dep.ep,
+        disaggregated=split,
     )
 
 
@@ -235,21 +280,26 @@ def plan_accelerator(
     precision: str | None = None,
     *,
     stack: str = "trt-llm",
+    disaggregated: bool = False,
+    fit: str | None = None,
 ) -> Option | Infeasible:
-    """The cheapest feasible option on one accelerator type, or why there is none."""
+    """The cheapest feasible option on one accelerator type, or why there is none.
+
+    ``disaggregated`` also considers prefill-only and decode-only replica pools;
+    ``fit`` names the coefficients (default: the shipped fit of every round)."""
     acc, arch = get_accelerator(acc_name), get_model(model)
     precs = [precision] if precision else [p for p in PRECISIONS if acc.supports(p)]
     found: list[Option] = []
-    reasons: list[str] = []
+    misses: list[Why] = []
     for prec in precs:
         if not acc.supports(prec):
-            reasons.append(f"{acc.name} has no {prec.upper()} rate")
+            misses.append((math.inf, f"{acc.name} has no {prec.upper()} rate"))
             continue
-        got = _option(acc, arch, prec, t, stack)
-        (found.append(got) if isinstance(got, Option) else reasons.append(got))
+        got = _option(acc, arch, prec, t, stack, disaggregated, fit)
+        (found.append(got) if isinstance(got, Option) else misses.append(got))
     if found:
         return min(found, key=_cost_key)
-    return Infeasible(acc.key, reasons[-1] if reasons else "no configuration")
+    return Infeasible(acc.key, min(misses)[1] if misses else "no configuration")
 
 
 def plan(
@@ -258,12 +308,17 @@ def plan(
     *,
     precision: str | None = None,
     accelerator_names: list[str] | None = None,
+    disaggregated: bool = False,
+    fit: str | None = None,
 ) -> list[Option | Infeasible]:
     """Per accelerator type, the cheapest option (sorted: cheapest first, then infeasible)."""
     get_model(model)
     names = accelerator_names or sorted(
         k for k, a in accelerators().items() if a.kind == "gpu"
     )
-    rows = [plan_accelerator(n, model, t, precision) for n in names]
+    rows = [
+        plan_accelerator(n, model, t, precision, disaggregated=disaggregated, fit=fit)
+        for n in names
+    ]
     opts = sorted((r for r in rows if isinstance(r, Option)), key=_cost_key)
     return [*opts, *(r for r in rows if isinstance(r, Infeasible))]

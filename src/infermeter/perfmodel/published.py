@@ -303,11 +303,6 @@ def read_rows(path: Path) -> Rows:
     return Rows(tuple(placed), tuple(skipped), tuple(rounds), str(path))
 
 
-def read_summary_json(path: Path) -> list[PublishedRow]:
-    """The rows the model can place (see ``read_rows`` for the skipped ones)."""
-    return list(read_rows(path).rows)
-
-
 def round_ordinal(tag: str) -> int:
     """Rounds in order: two a year (vX.0, vX.1), so v4.1 -> v5.0 is one round."""
     m = re.fullmatch(r"v?(\d+)\.(\d+)", tag.strip())

@@ -132,6 +132,7 @@ class Replica:
             self.dep,
             self.eff,
             decode=_one(n_dec * (1 + self.mtp_draft)),
+            sequences=_one(n_dec),
             context=_one(ctx_dec),
             prefill=_one(n_pre),
             prefill_context=_one(ctx_pre),

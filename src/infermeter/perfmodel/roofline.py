@@ -42,6 +42,9 @@ class Efficiency:
     and step costs put batch-1 Llama 2 70B FP16 decode at 79/121 tok/s on H100
     TP4/TP8 and 153 tok/s on H200 TP8 (docs/perfmodel.md). ``server`` derates
     the Server/Interactive throughput relative to the TPOT-bound steady state.
+    ``launch_per_layer_s`` is the kernel-launch cost per layer of a step that
+    mixes prefill with decode (no CUDA graph): a first-principles estimate, not
+    fitted.
     """
 
     compute: float = 0.6
@@ -49,6 +52,7 @@ class Efficiency:
     allreduce_hop_s: float = 1.0e-6
     step_overhead_s: float = 3.0e-4
     server: float = 1.0
+    launch_per_layer_s: float = 75.0e-6
 
     def scaled(self, speed: float) -> Efficiency:
         """Compute and memory efficiency times ``speed`` (a calibrated factor)."""
@@ -191,7 +195,8 @@ class Deployment:
 class _Rates:
     """Seconds per unit of work at 100 % efficiency, per accelerator of a replica."""
 
-    gemm_per_token: float
+    gemm_per_token: float  # dense layers and shared experts
+    routed_per_token: float  # routed experts
     attn_per_decode_ctx: float
     attn_per_prefill_ctx: float
     kv_per_ctx: float  # bytes per decode token per context token
@@ -209,10 +214,8 @@ class _Rates:
             if m.is_moe
             else 0.0
         )
-        gemm = 2.0 * (
-            (m.params_active - routed) / acc.peak_flops(dep.dense_precision)
-            + routed / acc.peak_flops(dep.expert_precision)
-        )
+        dense = 2.0 * (m.params_active - routed) / acc.peak_flops(dep.dense_precision)
+        expert = 2.0 * routed / acc.peak_flops(dep.expert_precision)
         attn_peak = acc.peak_flops(dep.attention_precision) * g
         dense_b = m.dense_params * PRECISION_BYTES[dep.dense_precision]
         expert_b = m.expert_params * PRECISION_BYTES[dep.expert_precision]
@@ -222,7 +225,8 @@ class _Rates:
             dense_read = dense_b * dep.stages / g
             expert_read = expert_b * dep.stages / g
         return cls(
-            gemm_per_token=gemm / g,
+            gemm_per_token=dense / g,
+            routed_per_token=expert / g,
             attn_per_decode_ctx=m.attention_flops_per_context(True) / attn_peak,
             attn_per_prefill_ctx=m.attention_flops_per_context(False) / attn_peak,
             kv_per_ctx=dep.kv_bytes_per_token * dep.kv_copies / g,
@@ -273,6 +277,17 @@ def comm_s(dep: Deployment, eff: Efficiency, tokens: FloatArray) -> FloatArray:
     return 2.0 * m.layers * one
 
 
+def expert_imbalance(dep: Deployment, tokens: FloatArray) -> FloatArray:
+    """Busiest expert-parallel rank over the mean: tokens route at random, so a rank's
+    load is binomial and the largest of ``g`` is about ``sqrt(2 ln g)`` standard
+    deviations above the mean (large batches even it out)."""
+    if not dep.ep or dep.tp < 2:
+        return np.ones_like(tokens)
+    per_rank = np.maximum(tokens * dep.model.experts_per_token / dep.tp, 1.0)
+    out: FloatArray = 1.0 + np.sqrt(2.0 * np.log(dep.tp) / per_rank)
+    return out
+
+
 def step_time_s(
     dep: Deployment,
     eff: Efficiency,
@@ -283,13 +298,17 @@ def step_time_s(
     prefill_context: FloatArray,
     compute_eff: FloatArray | None = None,
     memory_eff: FloatArray | None = None,
+    sequences: FloatArray | None = None,
 ) -> FloatArray:
-    """Time of one step: ``decode`` sequences at mean ``context`` plus ``prefill`` tokens.
+    """Time of one step: ``decode`` tokens at mean ``context`` plus ``prefill`` tokens.
 
-    ``prefill_context`` is the mean context a prefill token attends to. Arrays
-    broadcast, so one call evaluates a grid of coefficients (calibration).
+    ``prefill_context`` is the mean context a prefill token attends to;
+    ``sequences`` (default ``decode``) is how many sequences read their KV cache
+    (speculative decoding verifies several tokens of one sequence in one read).
+    Arrays broadcast, so one call evaluates a grid of coefficients (calibration).
     """
     m, r = dep.model, dep.rates
+    seqs = decode if sequences is None else sequences
     eta_c = np.asarray(eff.compute if compute_eff is None else compute_eff, dtype=float)
     eta_m = np.asarray(eff.memory if memory_eff is None else memory_eff, dtype=float)
     tokens = decode + prefill
@@ -302,12 +321,17 @@ def step_time_s(
     bw = r.bandwidth * eta_m
     # Per operator group (spec 3.1): the GEMMs and the attention run as separate
     # kernels, each bound by its own compute or memory roof; their times add.
+    routed = r.routed_per_token * expert_imbalance(dep, tokens) if m.is_moe else 0.0
     gemm_s = np.maximum(
-        r.gemm_per_token * tokens / eta_c, weight_read_bytes(dep, tokens) / bw
+        (r.gemm_per_token + routed) * tokens / eta_c,
+        weight_read_bytes(dep, tokens) / bw,
     )
-    attn_s = np.maximum(attn / eta_c, decode * context * r.kv_per_ctx / bw)
+    attn_s = np.maximum(attn / eta_c, seqs * context * r.kv_per_ctx / bw)
     comm = comm_s(dep, eff, tokens)
-    total: FloatArray = gemm_s + attn_s + comm + eff.step_overhead_s
+    # A step that mixes prefill into the batch runs without a captured CUDA graph:
+    # every layer's kernels are launched one by one (~15 kernels x ~5 us).
+    launches = np.where(prefill > 0, m.layers * eff.launch_per_layer_s, 0.0)
+    total: FloatArray = gemm_s + attn_s + comm + eff.step_overhead_s + launches
     return total
 
 

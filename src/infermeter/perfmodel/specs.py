@@ -10,40 +10,36 @@ aliases resolve MLPerf strings and NVML/ROCm device names to it
 from __future__ import annotations
 
 import re
-import tomllib
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
-from typing import Any, Protocol, TypeVar, cast
-
-import numpy as np
-import numpy.typing as npt
+from typing import Any
 
 from infermeter.errors import ConfigError
+from infermeter.perfmodel.arch import ModelArch, get_model, models
+from infermeter.perfmodel.tables import (
+    COMPUTE_RATE,
+    PRECISION_BYTES,
+    lookup,
+    norm,
+    read_toml,
+    read_user,
+)
 
-FloatArray = npt.NDArray[np.float64]
-
-PRECISION_BYTES = {
-    "fp32": 4.0,
-    "fp16": 2.0,
-    "bf16": 2.0,
-    "fp8": 1.0,
-    "int8": 1.0,
-    "fp4": 0.5,
-    "int4": 0.5,
-}
-# The rate a precision's matrix multiplies run at: int4 is weight-only (W4A16).
-COMPUTE_RATE = {
-    "fp32": "bf16",
-    "fp16": "bf16",
-    "bf16": "bf16",
-    "fp8": "fp8",
-    "int8": "int8",
-    "fp4": "fp4",
-    "int4": "bf16",
-}
+__all__ = [
+    "COMPUTE_RATE",
+    "PRECISION_BYTES",
+    "Accelerator",
+    "ModelArch",
+    "Workload",
+    "accelerators",
+    "get_accelerator",
+    "get_model",
+    "get_workload",
+    "match_accelerator",
+    "models",
+    "workloads",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,109 +115,6 @@ class Accelerator:
 
 
 @dataclass(frozen=True, slots=True)
-class ModelArch:
-    """A transformer's shape; KV bytes and parameter groups are derived, not stored."""
-
-    key: str
-    name: str
-    params_total: float
-    params_active: float
-    layers: int
-    d_model: int
-    heads: int
-    kv_heads: int
-    head_dim: int
-    ffn_dim: int
-    vocab: int
-    experts: int
-    experts_per_token: int
-    kv_elements_per_layer: int
-    native_precision: str
-    aliases: tuple[str, ...]
-    source: str
-    expert_ffn: int = 0
-    moe_layers: int = 0
-    shared_experts: int = 0
-    ffn_matrices: int = 3
-    kv_lora_rank: int = 0
-    qk_rope_dim: int = 0
-    qk_nope_dim: int = 0
-    v_head_dim: int = 0
-    sliding_window: int = 0
-    sliding_layers: int = 0
-
-    def weight_bytes(self, precision: str) -> float:
-        return self.params_total * PRECISION_BYTES[precision]
-
-    def kv_bytes_per_token(self, kv_precision: str) -> float:
-        """K and V of every layer for one token (``2 * L * H_kv * d_h * b``; MLA: latent)."""
-        return self.layers * self.kv_elements_per_layer * PRECISION_BYTES[kv_precision]
-
-    @property
-    def is_moe(self) -> bool:
-        return self.experts > 1
-
-    @property
-    def is_mla(self) -> bool:
-        return self.kv_lora_rank > 0
-
-    @property
-    def params_per_expert(self) -> float:
-        return float(self.ffn_matrices * self.d_model * self.expert_ffn)
-
-    @property
-    def expert_params(self) -> float:
-        """Routed-expert parameters of every MoE layer (0 for a dense model)."""
-        if not self.is_moe:
-            return 0.0
-        return self.moe_layers * self.experts * self.params_per_expert
-
-    @property
-    def dense_params(self) -> float:
-        """Everything but the routed experts: attention, shared experts, embeddings."""
-        return self.params_total - self.expert_params
-
-    @property
-    def attention_params(self) -> float:
-        """Attention projections of all layers (replicated by data-parallel attention)."""
-        d, h = self.d_model, self.heads
-        if self.is_mla:
-            q = d * 1536 + 1536 * h * (self.qk_nope_dim + self.qk_rope_dim)
-            kv = d * (self.kv_lora_rank + self.qk_rope_dim)
-            up = self.kv_lora_rank * h * (self.qk_nope_dim + self.v_head_dim)
-            per_layer = q + kv + up + h * self.v_head_dim * d
-        else:
-            per_layer = (
-                2 * d * h * self.head_dim + 2 * d * self.kv_heads * self.head_dim
-            )
-        return float(self.layers * per_layer)
-
-    def attention_flops_per_context(self, decode: bool) -> float:
-        """FLOPs one query token spends per context token over all layers (QK and PV).
-
-        MLA decodes in the latent space (absorbed projections: 2 * kv_lora + rope
-        per head) and prefills per head (qk_nope + rope + v).
-        """
-        if self.is_mla:
-            width = (
-                2 * self.kv_lora_rank + self.qk_rope_dim
-                if decode
-                else self.qk_nope_dim + self.qk_rope_dim + self.v_head_dim
-            )
-            return 2.0 * self.layers * self.heads * width
-        return 4.0 * self.layers * self.heads * self.head_dim
-
-    def attended_context(self, context: FloatArray) -> FloatArray:
-        """Mean context a layer attends to: sliding-window layers cap it."""
-        if not self.sliding_layers:
-            return context
-        capped = np.minimum(context, float(self.sliding_window))
-        full = self.layers - self.sliding_layers
-        out: FloatArray = (full * context + self.sliding_layers * capped) / self.layers
-        return out
-
-
-@dataclass(frozen=True, slots=True)
 class Workload:
     """An MLPerf LLM benchmark's token lengths and latency limits per scenario."""
 
@@ -238,7 +131,8 @@ class Workload:
     osl_max: int = 1024
     interactive_ttft_ms: float | None = None
     interactive_tpot_ms: float | None = None
-    interactive_spec_tokens: float = 1.0
+    interactive_spec_draft: int = 0
+    spec_acceptance: float = 0.7
     beams: int = 1
     introduced: str = ""
 
@@ -267,33 +161,15 @@ class Workload:
             f"Unknown scenario {scenario!r}. Known: Offline, Server, Interactive."
         )
 
+    def spec_draft(self, scenario: str) -> int:
+        """Tokens drafted per step where the scenario standardises speculative decoding."""
+        return self.interactive_spec_draft if scenario == "Interactive" else 0
+
     def spec_tokens(self, scenario: str) -> float:
-        return self.interactive_spec_tokens if scenario == "Interactive" else 1.0
-
-
-def _read_toml(name: str) -> dict[str, Any]:
-    text = (
-        resources.files("infermeter.perfmodel")
-        .joinpath("data")
-        .joinpath(name)
-        .read_text()
-    )
-    return tomllib.loads(text)
-
-
-def _read_user(path: Path | None) -> dict[str, Any]:
-    if path is None:
-        return {}
-    try:
-        return tomllib.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise ConfigError(
-            f"Spec file {str(path)!r} not found; pass an existing TOML file."
-        ) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(
-            f"Spec file {str(path)!r} is not valid TOML: {exc}."
-        ) from None
+        """Mean tokens a decode step emits: 1 + a + a^2 + ... + a^draft for a chain of
+        ``draft`` drafted tokens each accepted with probability ``a`` (EAGLE/MTP)."""
+        a = self.spec_acceptance
+        return float(sum(a**i for i in range(self.spec_draft(scenario) + 1)))
 
 
 def _opt(d: dict[str, Any], name: str) -> float | None:
@@ -329,76 +205,15 @@ def _accelerator(key: str, d: dict[str, Any]) -> Accelerator:
         ) from None
 
 
-_MODEL_INTS = (
-    "expert_ffn",
-    "shared_experts",
-    "ffn_matrices",
-    "kv_lora_rank",
-    "qk_rope_dim",
-    "qk_nope_dim",
-    "v_head_dim",
-    "sliding_window",
-    "sliding_layers",
-)
-
-
-def _model(key: str, d: dict[str, Any]) -> ModelArch:
-    try:
-        kv_heads, head_dim = int(d["kv_heads"]), int(d["head_dim"])
-        lora = int(d.get("kv_lora_rank", 0))
-        kv_default = (
-            lora + int(d.get("qk_rope_dim", 0)) if lora else 2 * kv_heads * head_dim
-        )
-        experts = int(d.get("experts", 0))
-        extra = {k: int(d[k]) for k in _MODEL_INTS if k in d}
-        return ModelArch(
-            key=key,
-            name=str(d.get("name", key)),
-            params_total=float(d["params_total"]),
-            params_active=float(d.get("params_active", d["params_total"])),
-            layers=int(d["layers"]),
-            d_model=int(d["d_model"]),
-            heads=int(d["heads"]),
-            kv_heads=kv_heads,
-            head_dim=head_dim,
-            ffn_dim=int(d.get("ffn_dim", 4 * int(d["d_model"]))),
-            vocab=int(d.get("vocab", 32000)),
-            experts=experts,
-            experts_per_token=int(d.get("experts_per_token", 0)),
-            kv_elements_per_layer=int(d.get("kv_elements_per_layer", kv_default)),
-            native_precision=str(d.get("native_precision", "bf16")),
-            aliases=tuple(str(a).lower() for a in d.get("aliases", [])),
-            source=str(d.get("source", "user file")),
-            moe_layers=int(d.get("moe_layers", d["layers"] if experts > 1 else 0)),
-            **extra,
-        )
-    except KeyError as exc:
-        raise ConfigError(
-            f"Model {key!r} lacks field {exc.args[0]!r}; add it."
-        ) from None
-
-
 @lru_cache(maxsize=8)
 def _builtin_accelerators() -> dict[str, Accelerator]:
-    return {k: _accelerator(k, v) for k, v in _read_toml("accelerators.toml").items()}
-
-
-@lru_cache(maxsize=8)
-def _builtin_models() -> dict[str, ModelArch]:
-    return {k: _model(k, v) for k, v in _read_toml("models.toml").items()}
+    return {k: _accelerator(k, v) for k, v in read_toml("accelerators.toml").items()}
 
 
 def accelerators(user_file: Path | None = None) -> dict[str, Accelerator]:
     """Every known accelerator by key; entries of ``user_file`` override by key."""
     table = dict(_builtin_accelerators())
-    table.update({k: _accelerator(k, v) for k, v in _read_user(user_file).items()})
-    return table
-
-
-def models(user_file: Path | None = None) -> dict[str, ModelArch]:
-    """Every known model architecture by key; entries of ``user_file`` override."""
-    table = dict(_builtin_models())
-    table.update({k: _model(k, v) for k, v in _read_user(user_file).items()})
+    table.update({k: _accelerator(k, v) for k, v in read_user(user_file).items()})
     return table
 
 
@@ -417,7 +232,8 @@ def _workload(key: str, d: dict[str, Any]) -> Workload:
         osl_max=int(d.get("osl_max", 1024)),
         interactive_ttft_ms=_opt(d, "interactive_ttft_ms"),
         interactive_tpot_ms=_opt(d, "interactive_tpot_ms"),
-        interactive_spec_tokens=float(d.get("interactive_spec_tokens", 1.0)),
+        interactive_spec_draft=int(d.get("interactive_spec_draft", 0)),
+        spec_acceptance=float(d.get("spec_acceptance", 0.7)),
         beams=int(d.get("beams", 1)),
         introduced=str(d.get("introduced", "")),
     )
@@ -426,36 +242,14 @@ def _workload(key: str, d: dict[str, Any]) -> Workload:
 @lru_cache(maxsize=1)
 def workloads() -> dict[str, Workload]:
     """The MLPerf LLM workloads (lengths and latency limits) by benchmark key."""
-    return {k: _workload(k, d) for k, d in _read_toml("workloads.toml").items()}
-
-
-T = TypeVar("T")
-
-
-def _norm(name: str) -> str:
-    return name.strip().lower().replace("_", "-")
-
-
-class _Aliased(Protocol):
-    aliases: tuple[str, ...]
-
-
-def _lookup(table: Mapping[str, T], name: str, what: str) -> T:
-    """An entry by key or alias; an unknown name lists the known keys."""
-    key = _norm(name)
-    if key in table:
-        return table[key]
-    for entry in table.values():
-        if key in cast(_Aliased, entry).aliases:
-            return entry
-    raise ConfigError(f"Unknown {what} {name!r}. Known: {', '.join(sorted(table))}.")
+    return {k: _workload(k, d) for k, d in read_toml("workloads.toml").items()}
 
 
 def get_accelerator(name: str, user_file: Path | None = None) -> Accelerator:
     """Look an accelerator up by key, alias or device name; unknown names list the keys."""
     table = accelerators(user_file)
     try:
-        return _lookup(table, name, "accelerator")
+        return lookup(table, name, "accelerator")
     except ConfigError:
         found = match_accelerator(name)
         if found is not None and user_file is None:
@@ -463,15 +257,10 @@ def get_accelerator(name: str, user_file: Path | None = None) -> Accelerator:
         raise
 
 
-def get_model(name: str, user_file: Path | None = None) -> ModelArch:
-    """Look a model up by key or alias; unknown names list the known keys."""
-    return _lookup(models(user_file), name, "model")
-
-
 def get_workload(name: str) -> Workload:
     """The workload of a benchmark or model key (``llama2-70b-99`` -> ``llama2-70b``)."""
     table = workloads()
-    key = _norm(name)
+    key = norm(name)
     if key in table:
         return table[key]
     arch = get_model(key)

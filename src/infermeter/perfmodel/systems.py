@@ -9,8 +9,6 @@ the planner predict what ``model predict`` validates.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from infermeter.errors import ConfigError
 from infermeter.perfmodel.calibrate import efficiency_for, load_coefficients
 from infermeter.perfmodel.roofline import Deployment
@@ -78,8 +76,3 @@ def build_system(
     )
     dep.check_fits(wl.isl_mean + wl.osl_mean)
     return ServingConfig(dep, eff, replicas=count // tp, router=router)
-
-
-def with_replicas(cfg: ServingConfig, replicas: int) -> ServingConfig:
-    """The same deployment with another replica count."""
-    return replace(cfg, replicas=replicas)

@@ -27,8 +27,8 @@ from infermeter.perfmodel.roofline import (
 from infermeter.perfmodel.specs import Accelerator, ModelArch, Workload
 
 TPOT_HEADROOM = 0.85  # mean step vs the p99 TPOT bound
+PREFILL_CHUNK = 8192  # tokens a prefill-only replica runs per step
 MAX_BATCH_PER_ACCELERATOR = 2048
-SPEC_DRAFT = 3  # drafted tokens verified per step when speculative decoding is on
 _BATCH_POINTS = 40
 _PENALTY = 3.0  # how fast an infeasible (too slow) configuration loses throughput
 
@@ -105,6 +105,7 @@ def _step(
         dep,
         eff,
         decode=b * processed * wl.beams,
+        sequences=b * wl.beams,
         context=ctx,
         prefill=b * wl.isl_mean / wl.osl_mean,
         prefill_context=np.full_like(b, wl.isl_mean / 2.0),
@@ -113,30 +114,92 @@ def _step(
     )
 
 
-def _replica_grid(
-    dep: Deployment, wl: Workload, scenario: str, eff: Efficiency, speed: FloatArray
+def _bounded(
+    thr: FloatArray, step: FloatArray, wl: Workload, scenario: str, emitted: float
+) -> FloatArray:
+    """Throughput where the step meets the TPOT bound; a steep penalty elsewhere
+    (keeps the grid monotone in speed for the fit)."""
+    limits = wl.limits(scenario)
+    if limits is None:
+        return thr
+    bound = limits[1] / 1e3 * TPOT_HEADROOM
+    per_token = step / emitted
+    late = np.maximum(per_token / bound, 1.0)
+    out: FloatArray = np.where(per_token <= bound, thr, thr / late**_PENALTY / 1e3)
+    return out
+
+
+def _pick(
+    thr: FloatArray, b: FloatArray, step: FloatArray
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Per speed: best throughput of one replica, its batch and its step time."""
+    k = np.argmax(thr, axis=-1)[..., None]
+    best = np.take_along_axis(thr, k, axis=-1)[..., 0]
+    return best, b[k[..., 0]], np.take_along_axis(step, k, axis=-1)[..., 0]
+
+
+def prefill_rate(
+    dep: Deployment, eff: Efficiency, wl: Workload, speed: FloatArray
+) -> FloatArray:
+    """Prompt tokens/s of a prefill-only replica, KV handed over the scale-up link."""
+    chunk = np.full_like(speed, float(PREFILL_CHUNK))
+    step = step_time_s(
+        dep,
+        eff,
+        decode=np.zeros_like(speed),
+        context=np.zeros_like(speed),
+        prefill=chunk,
+        prefill_context=np.full_like(speed, wl.isl_mean / 2.0),
+        compute_eff=eff.compute * speed,
+        memory_eff=eff.memory * speed,
+    )
+    handoff = dep.kv_bytes_per_token / dep.accelerator.link_bytes_s
+    out: FloatArray = 1.0 / (step / chunk + handoff)
+    return out
+
+
+def _replica_grid(
+    dep: Deployment,
+    wl: Workload,
+    scenario: str,
+    eff: Efficiency,
+    speed: FloatArray,
+    *,
+    disaggregated: bool = False,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Per speed: best throughput of one replica, its batch and its step time.
+
+    ``disaggregated``: replicas split into prefill-only and decode-only pools in
+    the ratio that balances them; the result is output tokens/s per replica of
+    the whole system (prefill replicas included) and the decode step.
+    """
     b_max = max_batch(dep, wl)
     shape = speed.shape
     if b_max < 1:
         zero = np.zeros(shape)
         return zero, zero, zero
     emitted = wl.spec_tokens(scenario)
-    processed = 1.0 + SPEC_DRAFT if emitted > 1.0 else 1.0
+    processed = 1.0 + wl.spec_draft(scenario)
     b = _batches(b_max)
-    step = _step(dep, eff, wl, b, speed[..., None], processed)
-    thr = b * emitted / step
-    limits = wl.limits(scenario)
-    if limits is not None:
-        bound = limits[1] / 1e3 * TPOT_HEADROOM
-        per_token = step / emitted
-        late = np.maximum(per_token / bound, 1.0)
-        thr = np.where(per_token <= bound, thr, thr / late**_PENALTY / 1e3)
-    k = np.argmax(thr, axis=-1)
-    pick = np.take_along_axis
-    best = pick(thr, k[..., None], axis=-1)[..., 0]
-    return best, b[k], pick(step, k[..., None], axis=-1)[..., 0]
+    if not disaggregated:
+        step = _step(dep, eff, wl, b, speed[..., None], processed)
+        return _pick(_bounded(b * emitted / step, step, wl, scenario, emitted), b, step)
+    ctx = np.full_like(b, wl.resident_context)
+    step = step_time_s(
+        dep,
+        eff,
+        decode=b * processed * wl.beams,
+        sequences=b * wl.beams,
+        context=ctx,
+        prefill=np.zeros_like(b),
+        prefill_context=np.zeros_like(b),
+        compute_eff=eff.compute * speed[..., None],
+        memory_eff=eff.memory * speed[..., None],
+    )
+    decode = _bounded(b * emitted / step, step, wl, scenario, emitted)
+    prefill = prefill_rate(dep, eff, wl, speed)[..., None]
+    # Balance: decode replicas' requests/s = prefill replicas' prompts/s.
+    demand = decode * wl.isl_mean / wl.osl_mean
+    return _pick(decode * prefill / (prefill + demand), b, step)
 
 
 def throughput_grid(
@@ -145,16 +208,25 @@ def throughput_grid(
     scenario: str,
     eff: Efficiency,
     speed: FloatArray,
+    *,
+    disaggregated: bool = False,
 ) -> FloatArray:
     """System output tokens/s (before the Server derate) at every ``speed`` factor.
 
-    ``speed`` multiplies the compute and memory efficiency of ``eff``. Raises
+    ``speed`` multiplies the compute and memory efficiency of ``eff``;
+    ``disaggregated`` also tries prefill/decode pools (published MLPerf rows are
+    predicted without: the physics of an ideal split over-predicts them). Raises
     ConfigError when no replica shape fits the model.
     """
     best = np.zeros(speed.shape)
     for dep in deployments(system):
-        thr, _, _ = _replica_grid(dep, wl, scenario, eff, speed)
-        best = np.maximum(best, (system.count // dep.tp) * thr)
+        replicas = system.count // dep.tp
+        splits = (False, True) if disaggregated and replicas >= 2 else (False,)
+        for split in splits:
+            thr, _, _ = _replica_grid(
+                dep, wl, scenario, eff, speed, disaggregated=split
+            )
+            best = np.maximum(best, replicas * thr)
     if not np.any(best > 0):
         raise ConfigError(
             f"{system.model.name} at {system.precision.upper()} does not fit on "
@@ -187,11 +259,18 @@ def best_config(
 
 
 def replica_throughput(
-    dep: Deployment, wl: Workload, scenario: str, eff: Efficiency
+    dep: Deployment,
+    wl: Workload,
+    scenario: str,
+    eff: Efficiency,
+    *,
+    disaggregated: bool = False,
 ) -> tuple[float, int, float, bool]:
     """One replica's tokens/s (before the derate), batch, step time and whether the
-    scenario's TPOT bound is met."""
-    thr, b, step = _replica_grid(dep, wl, scenario, eff, np.asarray([1.0]))
+    scenario's TPOT bound is met (disaggregated: per replica of both pools)."""
+    thr, b, step = _replica_grid(
+        dep, wl, scenario, eff, np.asarray([1.0]), disaggregated=disaggregated
+    )
     limits = wl.limits(scenario)
     emitted = wl.spec_tokens(scenario)
     ok = float(thr[0]) > 0 and (
@@ -205,8 +284,3 @@ def predict(system: SystemSpec, wl: Workload, scenario: str, eff: Efficiency) ->
     grid = throughput_grid(system, wl, scenario, eff, np.asarray([1.0]))
     derate = eff.server if scenario != "Offline" else 1.0
     return float(grid[0]) * derate
-
-
-def best_tp(system: SystemSpec, wl: Workload, eff: Efficiency) -> int:
-    """The replica size with the highest Offline throughput."""
-    return best_config(system, wl, "Offline", eff).tp

@@ -272,16 +272,10 @@ class SimProcess:
         return f"http://{self.host}:{self.port}/v1"
 
     def start(self) -> str:
-        ctx = multiprocessing.get_context("spawn")
-        reader, writer = ctx.Pipe(duplex=False)
-        self._process = ctx.Process(
-            target=_serve_child, args=(self.config, self.host, writer), daemon=True
+        self._process, port = spawn_server(
+            _serve_child, self.config, self.host, "simulated endpoint"
         )
-        self._process.start()
-        if not reader.poll(120):
-            self.stop()
-            raise ConfigError("the simulated endpoint process did not start")
-        self.port = int(reader.recv())
+        self.port = int(port)
         return self.url
 
     def stats(self) -> dict[str, Any]:
@@ -296,8 +290,7 @@ class SimProcess:
     def stop(self) -> None:
         if self._process is not None:
             self.stats()
-            self._process.terminate()
-            self._process.join(10)
+            stop_server(self._process)
             self._process = None
 
     def __enter__(self) -> str:
@@ -305,6 +298,32 @@ class SimProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def spawn_server(
+    target: Callable[[SimConfig, str, Any], None],
+    config: SimConfig,
+    host: str,
+    what: str,
+) -> tuple[multiprocessing.process.BaseProcess, Any]:
+    """Run ``target(config, host, writer)`` in a spawned child; it and what it announced.
+
+    The child sends its port(s) through ``writer`` once it listens; one that says
+    nothing within 2 minutes is stopped and reported as one ``ConfigError`` line.
+    """
+    ctx = multiprocessing.get_context("spawn")
+    reader, writer = ctx.Pipe(duplex=False)
+    process = ctx.Process(target=target, args=(config, host, writer), daemon=True)
+    process.start()
+    if not reader.poll(120):
+        stop_server(process)
+        raise ConfigError(f"the {what} process did not start")
+    return process, reader.recv()
+
+
+def stop_server(process: multiprocessing.process.BaseProcess) -> None:
+    process.terminate()
+    process.join(10)
 
 
 def _serve_child(config: SimConfig, host: str, writer: Any) -> None:

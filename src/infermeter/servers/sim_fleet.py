@@ -20,7 +20,7 @@ from aiohttp import web
 
 from infermeter.errors import ConfigError
 from infermeter.servers.background import bind_socket, new_event_loop
-from infermeter.servers.sim import SimApp, SimConfig
+from infermeter.servers.sim import SimApp, SimConfig, spawn_server, stop_server
 
 
 def fleet_ports(port: int, replicas: int) -> list[int]:
@@ -82,16 +82,10 @@ class SimFleetProcess:
         return [f"http://{self.host}:{p}/v1" for p in self.ports]
 
     def start(self) -> list[str]:
-        ctx = multiprocessing.get_context("spawn")
-        reader, writer = ctx.Pipe(duplex=False)
-        self._process = ctx.Process(
-            target=_serve_child, args=(self.config, self.host, writer), daemon=True
+        self._process, ports = spawn_server(
+            _serve_child, self.config, self.host, "simulated fleet"
         )
-        self._process.start()
-        if not reader.poll(120):
-            self.stop()
-            raise ConfigError("the simulated fleet process did not start")
-        self.ports = list(reader.recv())
+        self.ports = list(ports)
         return self.urls
 
     def stats(self) -> list[dict[str, Any]]:
@@ -106,8 +100,7 @@ class SimFleetProcess:
     def stop(self) -> None:
         if self._process is not None:
             self.stats()
-            self._process.terminate()
-            self._process.join(10)
+            stop_server(self._process)
             self._process = None
 
     def __enter__(self) -> list[str]:
@@ -124,6 +117,9 @@ def _get_json(url: str) -> dict[str, Any]:
 
 
 def _serve_child(config: SimConfig, host: str, writer: Any) -> None:
+    from infermeter.signals import ignore_interrupts
+
+    ignore_interrupts()  # as the single endpoint's child: the parent stops us
     serve_fleet(
         config, host=host, port=0, announce=lambda ports, apps: writer.send(ports)
     )

@@ -68,3 +68,16 @@ def test_bad_targets_are_config_errors() -> None:
         Targets(users=0, tokens_per_user=30, ttft_ms=2000, isl=10, osl=10)
     with pytest.raises(ConfigError, match="Unknown model"):
         plan("llama9", TARGET)
+
+
+def test_disaggregated_pools_are_an_option_that_never_costs_more() -> None:
+    long_prompts = Targets(
+        users=200, tokens_per_user=50, ttft_ms=2000, isl=2000, osl=300
+    )
+    mixed = plan_accelerator("h200-sxm", "llama2-70b", long_prompts)
+    split = plan_accelerator("h200-sxm", "llama2-70b", long_prompts, disaggregated=True)
+    assert isinstance(mixed, Option) and isinstance(split, Option)
+    assert not mixed.disaggregated
+    assert split.accelerators <= mixed.accelerators
+    if split.disaggregated:
+        assert split.replicas >= 2  # one prefill and one decode replica at least

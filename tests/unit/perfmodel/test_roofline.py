@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from infermeter.errors import ConfigError
@@ -64,3 +65,28 @@ def test_bad_precision_and_tp_are_config_errors() -> None:
         Deployment(acc, LLAMA, "fp8", 0)
     with pytest.raises(ConfigError, match="no dense FP4 rate"):
         Deployment(acc, LLAMA, "fp4", 1)
+
+
+def test_expert_parallel_ranks_wait_for_the_busiest_one() -> None:
+    from infermeter.perfmodel.roofline import expert_imbalance
+
+    ds = get_model("deepseek-r1")
+    ep = Deployment(get_accelerator("b200"), ds, "fp4", 8, ep=True, domain=8)
+    small, large = expert_imbalance(ep, np.asarray([16.0, 16000.0]))
+    assert small > 1.2 and 1.0 < large < 1.02  # random routing evens out at scale
+    dense = Deployment(get_accelerator("b200"), LLAMA, "fp4", 8)
+    assert expert_imbalance(dense, np.asarray([16.0]))[0] == 1.0
+
+
+def test_mla_and_expert_parallel_memory() -> None:
+    ds = get_model("deepseek-r1")
+    b200 = get_accelerator("b200")
+    ep = Deployment(b200, ds, "fp4", 8, ep=True, domain=8)
+    tp = Deployment(b200, ds, "fp4", 8, domain=8)
+    # One latent KV head: tensor parallelism copies it to all 8 ranks.
+    assert tp.kv_copies == 8 and ep.kv_copies == 1
+    assert ep.kv_capacity_tokens() > 5 * tp.kv_capacity_tokens()
+    # FP4 experts, FP8 attention and shared experts: about 345 GB of weights.
+    assert 330e9 < ep.weight_bytes < 360e9
+    # Expert parallelism keeps a copy of the non-expert weights on every rank.
+    assert ep.resident_weight_bytes > ep.weight_bytes

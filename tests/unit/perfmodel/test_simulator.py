@@ -68,7 +68,8 @@ def test_round_robin_spreads_and_least_loaded_avoids_busy_replicas() -> None:
 def test_prefix_routing_reuses_cached_prompts() -> None:
     # 32 shared prompts, each sent by 4 consecutive requests, twice over. Round-robin
     # sends a group's 4 requests to 4 replicas (a cache miss on each); the prefix
-    # router keeps a group on its home replica (one miss per group).
+    # router keeps a group on its home replica (one miss per group). A hit still
+    # prefills the last 200 tokens (a step with kernel launches per layer).
     n = 256
     groups = (np.arange(n) // 4) % 32
     req = make_requests(
@@ -76,7 +77,7 @@ def test_prefix_routing_reuses_cached_prompts() -> None:
     )
     aware = simulate(ServingConfig(DEP, EFF, replicas=4, router="prefix"), req)
     blind = simulate(ServingConfig(DEP, EFF, replicas=4, router="round-robin"), req)
-    assert aware.ttft_ns.mean() < 0.6 * blind.ttft_ns.mean()
+    assert aware.ttft_ns.mean() < 0.7 * blind.ttft_ns.mean()
     no_prefix = make_requests(constant_arrivals(20.0, n), 2000, 20)
     plain = simulate(ServingConfig(DEP, EFF, replicas=4, router="prefix"), no_prefix)
     assert plain.ttft_ns.mean() > blind.ttft_ns.mean()

@@ -138,3 +138,16 @@ def test_bad_user_files_are_one_line_config_errors(tmp_path: Path) -> None:
 def test_unsupported_precision_names_the_alternatives() -> None:
     with pytest.raises(ConfigError, match="no dense FP8 rate"):
         get_accelerator("a100-sxm").peak_flops("fp8")
+
+
+def test_speculative_decoding_acceptance_is_a_parameter() -> None:
+    import dataclasses
+
+    ds = get_workload("deepseek-r1")
+    # 3 drafted tokens, each accepted with probability 0.7 (the documented default).
+    assert ds.spec_draft("Interactive") == 3 and ds.spec_acceptance == 0.7
+    assert ds.spec_tokens("Interactive") == pytest.approx(1 + 0.7 + 0.49 + 0.343)
+    assert ds.spec_tokens("Server") == 1.0
+    sure = dataclasses.replace(ds, spec_acceptance=1.0)
+    assert sure.spec_tokens("Interactive") == 4.0
+    assert get_workload("llama2-70b").spec_tokens("Interactive") == 1.0
