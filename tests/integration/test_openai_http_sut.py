@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -211,3 +212,18 @@ def test_server_restart_mid_run_fails_only_the_requests_it_cut() -> None:
     assert len(sink.completed) + len(sink.failed) == 20
     assert set(range(10, 20)) <= set(sink.completed)
     assert all("connect" in r for r in sink.failed.values()), sink.failed
+
+
+def test_stopping_a_server_cuts_a_handler_that_would_run_for_minutes() -> None:
+    # aiohttp's default graceful wait is 60 s (and can elapse in full); ours cuts
+    # in-flight handlers after about a second, so stop() returns well before 30 s.
+    srv = MockServer(MockConfig(mode="timed", ttft="const:120", itl="const:0.01"))
+    url = srv.start()
+    with _sut(url) as sut:
+        sink = RecordingSink(log_all=False)
+        sut.issue_query(_batch(2), sink)
+        started = time.monotonic()
+        srv.stop()
+        assert time.monotonic() - started < 20
+        assert sink.wait(2, timeout_s=20)
+    assert set(sink.failed) == {0, 1}

@@ -20,7 +20,12 @@ from typing import Any
 from aiohttp import web
 
 from infermeter.errors import ConfigError
-from infermeter.servers.background import ThreadedServer, bind_socket, new_event_loop
+from infermeter.servers.background import (
+    SHUTDOWN_TIMEOUT_S,
+    ThreadedServer,
+    bind_socket,
+    new_event_loop,
+)
 from infermeter.servers.endpoint import OpenAIEndpoint
 from infermeter.servers.faults import Fault, FaultConfig, FaultPicker
 from infermeter.servers.mock_media import MediaRoutes
@@ -356,5 +361,6 @@ def _run_app(app: MockApp, sock: socket.socket) -> None:
         sock=sock,
         print=None,
         handler_cancellation=True,
+        shutdown_timeout=SHUTDOWN_TIMEOUT_S,
         loop=new_event_loop(),
     )

@@ -27,7 +27,12 @@ from aiohttp import web
 from infermeter.errors import ConfigError
 from infermeter.perfmodel.live import LiveSimulator
 from infermeter.perfmodel.prefix_cache import block_hashes
-from infermeter.servers.background import ThreadedServer, bind_socket, new_event_loop
+from infermeter.servers.background import (
+    SHUTDOWN_TIMEOUT_S,
+    ThreadedServer,
+    bind_socket,
+    new_event_loop,
+)
 from infermeter.servers.endpoint import OpenAIEndpoint
 from infermeter.servers.mock_stream import (
     SSE_HEADERS,
@@ -361,6 +366,7 @@ def serve(
         sock=sock,
         print=None,
         handler_cancellation=True,
+        shutdown_timeout=SHUTDOWN_TIMEOUT_S,
         handle_signals=handle_signals,
         loop=new_event_loop(),
     )

@@ -19,7 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from infermeter.errors import ConfigError
-from infermeter.servers.background import bind_socket, new_event_loop
+from infermeter.servers.background import app_runner, bind_socket, new_event_loop
 from infermeter.servers.sim import SimApp, SimConfig, spawn_server, stop_server
 
 
@@ -31,7 +31,7 @@ def fleet_ports(port: int, replicas: int) -> list[int]:
 async def _start(apps: list[SimApp], host: str, ports: list[int]) -> list[int]:
     bound: list[int] = []
     for app, port in zip(apps, ports, strict=True):
-        runner = web.AppRunner(app.build(), handler_cancellation=True)
+        runner = app_runner(app.build())
         await runner.setup()
         try:
             sock = bind_socket(host, port, reuse_port=False)
