@@ -14,6 +14,7 @@ from typing import Any
 
 from infermeter.errors import ConfigError
 from infermeter.loadgen.interfaces import QuerySampleLibrary, SystemUnderTest
+from infermeter.loadgen.schedule import planned_size
 from infermeter.loadgen.settings import EffectiveSettings, Scenario
 from infermeter.loadgen.stop import StopSignal
 from infermeter.runs.folder import update_run_json
@@ -72,9 +73,8 @@ def watch_reachability(
     return stop
 
 
-def planned_run(eff: EffectiveSettings) -> str:
+def planned_run(eff: EffectiveSettings, qsl_total_count: int) -> str:
     """One line saying how many queries the run issues and about how long it takes."""
-    r = eff.requested
     qps = eff.target_qps or 1.0
     min_s = eff.min_duration_ms / 1000
     if eff.scenario is Scenario.OFFLINE:
@@ -84,19 +84,16 @@ def planned_run(eff: EffectiveSettings) -> str:
             f"{samples:,} samples in one query at {qps:g} samples/s expected "
             f"≈ {_duration(seconds)}"
         )
+    # The loaded set is what equal issue pads to: at most the dataset's samples.
+    set_len = max(1, min(eff.performance_sample_count, qsl_total_count))
+    queries, _ = planned_size(eff, set_len)
     by_time = math.ceil(qps * min_s)
-    queries = max(eff.min_query_count, by_time)
-    padded = False
-    pcount = eff.performance_sample_count
-    if r.sample_concatenate_permutation and pcount and queries % pcount:
-        queries += pcount - queries % pcount
-        padded = True
     seconds = max(min_s, queries / qps)
     unit = "QPS" if eff.scenario is Scenario.SERVER else "queries/s expected"
     line = f"{queries:,} queries at {qps:g} {unit} ≈ {_duration(seconds)}"
-    if padded or queries == pcount:
+    if queries > max(eff.min_query_count, by_time) and queries % set_len == 0:
         line += "; --performance-sample-count N shortens it"
-    elif queries > by_time:
+    elif eff.min_query_count > by_time:
         line += "; --min-query-count N shortens it"
     return line
 

@@ -339,7 +339,7 @@ def _before_load(
         checks = check_endpoint(request.sut_options, qsl, on_note, config)
     performance = settings.mode in (Mode.PERFORMANCE_ONLY, Mode.SUBMISSION_RUN)
     if on_note is not None and request.sut == "openai" and performance:
-        on_note(f"planned run: {planned_run(eff)}")
+        on_note(f"planned run: {planned_run(eff, qsl.total_sample_count)}")
     return checks
 
 
