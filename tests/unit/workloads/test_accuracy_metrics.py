@@ -54,6 +54,21 @@ def test_rouge_lsum_uses_sentence_lines() -> None:
     }
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["", " ", "...", "a", "Running!", "a b", "the the the", "Cats ran. Dogs ran!",
+     "x1 y2\nz3", "naïve café 東京 ok", "One. Two!  Three? Four"],
+)  # fmt: skip
+def test_an_answer_equal_to_its_reference_scores_as_rouge_score_does(text: str) -> None:
+    # Equal texts skip the LCS; their scores must be the package's own.
+    scorer = rouge_scorer.RougeScorer(list(rouge.ROUGE_TYPES), use_stemmer=True)
+    lines = rouge.split_sentences(text)
+    expected = {
+        k: round(v.fmeasure * 100, 4) for k, v in scorer.score(lines, lines).items()
+    }
+    assert rouge.rouge([text], [text]) == expected
+
+
 def test_squad_known_answers() -> None:
     assert squad.normalize_answer("The  Eiffel Tower!") == "eiffel tower"
     assert squad.exact_match_score("the Eiffel Tower", "Eiffel Tower") == 1.0

@@ -24,18 +24,40 @@ def split_sentences(text: str) -> str:
     return "\n".join(s for s in _SENTENCE_END.split(text.strip()) if s)
 
 
+def _identical_scores(tokens: int) -> dict[str, float]:
+    """F1 per type of a prediction equal to its reference, without the LCS.
+
+    Every n-gram and subsequence matches, so each F1 is 1, except where the
+    text has no n-gram of that order (rouge-score then scores 0). The LCS is
+    quadratic in pure Python: a SUT that returns the reference (the fake, a
+    cache) would otherwise spend minutes proving that texts are equal.
+    """
+    return {
+        "rouge1": float(tokens >= 1),
+        "rouge2": float(tokens >= 2),
+        "rougeL": float(tokens >= 1),
+        "rougeLsum": float(tokens >= 1),
+    }
+
+
 def rouge(predictions: Sequence[str], references: Sequence[str]) -> dict[str, float]:
     """Mean ROUGE F1 x 100 per type: rouge1, rouge2, rougeL, rougeLsum."""
-    from rouge_score import rouge_scorer
+    from rouge_score import rouge_scorer, tokenizers
 
     if len(predictions) != len(references):
         raise ValueError("predictions and references differ in length")
     if not predictions:
         return dict.fromkeys(ROUGE_TYPES, 0.0)
     scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True)
+    # Stemming never changes how many tokens a text has: count without it.
+    counter = tokenizers.DefaultTokenizer(use_stemmer=False)
     totals = dict.fromkeys(ROUGE_TYPES, 0.0)
     for pred, ref in zip(predictions, references, strict=True):
-        scores = scorer.score(split_sentences(ref), split_sentences(pred))
+        if pred == ref:
+            f1 = _identical_scores(len(counter.tokenize(ref)))
+        else:
+            scores = scorer.score(split_sentences(ref), split_sentences(pred))
+            f1 = {key: scores[key].fmeasure for key in ROUGE_TYPES}
         for key in ROUGE_TYPES:
-            totals[key] += scores[key].fmeasure
+            totals[key] += f1[key]
     return {k: round(v / len(predictions) * 100, 4) for k, v in totals.items()}
