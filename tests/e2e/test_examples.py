@@ -224,7 +224,7 @@ def _resolve(example: Example, world: World, cwd: Path) -> list[str]:
 # side by side, each in its own process and folder, and each test then reads
 # its example's outcome.
 
-PARALLEL = 4
+PARALLEL = 6
 TIMEOUT_S = 280
 
 
@@ -277,7 +277,9 @@ def _run_one(example: Example, world: World, folder: Path) -> Outcome:
         if not SHARED.exists():
             return Outcome(skip="needs ../shared")
         (folder / "shared").symlink_to(SHARED.parents[1])
+    # One torch thread: examples run side by side on few cores (spin-waits).
     env = {**os.environ, "INFERMETER_HOME": str(cwd), "OPENAI_API_KEY": "sk-example",
+           "OMP_NUM_THREADS": "1",
            "COLUMNS": "200"}  # fmt: skip
     argv = _resolve(example, world, cwd)
     if example.command in SERVERS:
