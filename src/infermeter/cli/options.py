@@ -4,12 +4,32 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
+
+import typer
 
 from infermeter.errors import ConfigError
 
 if TYPE_CHECKING:
     from infermeter.workloads.datasets.factory import DatasetOptions
+
+# Options that run and sweep declare alike.
+RayAddress = Annotated[
+    str | None,
+    typer.Option(
+        "--ray",
+        metavar="[ADDRESS]",
+        help="Send the load from Ray actors (pip install 'infermeter\\[ray]'). "
+        "--ray alone: a private local cluster on 127.0.0.1; --ray auto: the "
+        "cluster `ray start` runs here; --ray HOST:6379 or ray://HOST:10001.",
+    ),
+]
+RayActors = Annotated[
+    int | None,
+    typer.Option(
+        "--ray-actors", help="Ray actors sending the load (default: one per node)."
+    ),
+]
 
 _UNITS_NS = {
     "ns": 1,

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from infermeter.runs.run import RunReport
 
 from infermeter.cli.options import (
+    RayActors,
+    RayAddress,
     client_scale,
     dataset_options,
     metrics_urls,
@@ -108,19 +110,8 @@ def run_command(
             "share of the requests. Started before the run's clock."
         ),
     ] = None,
-    ray: Annotated[
-        str | None,
-        typer.Option(
-            metavar="[ADDRESS]",
-            help="Send the load from Ray actors (pip install 'infermeter\\[ray]'). "
-            "--ray alone: a private local cluster on 127.0.0.1; --ray auto: the "
-            "cluster `ray start` runs here; --ray HOST:6379 or ray://HOST:10001.",
-        ),
-    ] = None,
-    ray_actors: Annotated[
-        int | None,
-        typer.Option(help="Ray actors sending the load (default: one per node)."),
-    ] = None,
+    ray: RayAddress = None,
+    ray_actors: RayActors = None,
     user_conf: Annotated[
         Path | None, typer.Option(help="MLPerf user.conf applied after mlperf.conf.")
     ] = None,

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from infermeter.cli.main import EXIT_ERROR, EXIT_INVALID, app, err_console
+from infermeter.cli.options import RayActors, RayAddress
 from infermeter.throughput import SWEEP
 
 EXAMPLES = """
@@ -95,19 +96,8 @@ def sweep_command(
     workers: Annotated[
         int | None, typer.Option(help="HTTP client processes (even shares).")
     ] = None,
-    ray: Annotated[
-        str | None,
-        typer.Option(
-            metavar="[ADDRESS]",
-            help="Send the load from Ray actors (pip install 'infermeter\\[ray]'). "
-            "--ray alone: a private local cluster on 127.0.0.1; --ray auto: the "
-            "cluster `ray start` runs here; --ray HOST:6379 or ray://HOST:10001.",
-        ),
-    ] = None,
-    ray_actors: Annotated[
-        int | None,
-        typer.Option(help="Ray actors sending the load (default: one per node)."),
-    ] = None,
+    ray: RayAddress = None,
+    ray_actors: RayActors = None,
     seed: Annotated[int, typer.Option(help="Seed of arrivals and prompts.")] = 0,
     out: Annotated[Path | None, typer.Option(help="Folder for the results.")] = None,
     metrics_url: Annotated[
