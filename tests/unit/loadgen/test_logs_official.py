@@ -164,8 +164,9 @@ def official(name: str, *, recorded: bool = False) -> dict[str, object]:
     }
 
 
-def ours(name: str, tmp_path: Path) -> dict[str, object]:
-    spec = dict(CASES[name])
+def write_native_logs(case: dict[str, object], folder: Path) -> None:
+    """Run ``case`` (settings plus total/perf/tokens) on the null SUT; write its logs."""
+    spec = dict(case)
     total = int(spec.pop("total", 1024))  # type: ignore[call-overload]
     perf = int(spec.pop("perf", 1024))  # type: ignore[call-overload]
     tokens = bool(spec.pop("tokens", False))
@@ -181,7 +182,11 @@ def ours(name: str, tmp_path: Path) -> dict[str, object]:
         settings,
         clock=MonotonicClock(),
     )
-    write_logs(outcome, LogOutput(tmp_path))
+    write_logs(outcome, LogOutput(folder))
+
+
+def ours(name: str, tmp_path: Path) -> dict[str, object]:
+    write_native_logs(CASES[name], tmp_path)
     detail = (tmp_path / "mlperf_log_detail.txt").read_text().splitlines()
     assert detail[0].startswith(":::MLLOG ")
     keys = {json.loads(line[len(":::MLLOG ") :])["key"] for line in detail}

@@ -22,14 +22,11 @@ from typing import Any
 
 import pytest
 
-from infermeter.clock import MonotonicClock
-from infermeter.loadgen.logs.files import LogOutput, write_logs
-from infermeter.loadgen.runner import run_test
-from infermeter.loadgen.settings import Mode, RunSettings, Scenario
-from infermeter.suts.null import NullSUT
-from infermeter.testing import InMemoryQSL
 from tests.unit.loadgen.test_logs_official import CASES as SHAPE_CASES
-from tests.unit.loadgen.test_logs_official import NATIVE_ONLY_ABSENT
+from tests.unit.loadgen.test_logs_official import (
+    NATIVE_ONLY_ABSENT,
+    write_native_logs,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 HAVE_WHEEL = importlib.util.find_spec("mlperf_loadgen") is not None
@@ -159,23 +156,7 @@ def wheel_run(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def native_run(case: dict[str, Any], folder: Path) -> dict[str, Any]:
-    spec = dict(case)
-    total = int(spec.pop("total", 1024))
-    perf = int(spec.pop("perf", 1024))
-    tokens = bool(spec.pop("tokens", False))
-    settings = RunSettings(
-        scenario=Scenario.parse(str(spec.pop("scenario"))),
-        mode=Mode.parse(str(spec.pop("mode", "PerformanceOnly"))),
-    )
-    for key, value in spec.items():
-        setattr(settings, key, value)
-    outcome = run_test(
-        NullSUT(token_run=tokens),
-        InMemoryQSL(total, perf),
-        settings,
-        clock=MonotonicClock(),
-    )
-    write_logs(outcome, LogOutput(folder))
+    write_native_logs(case, folder)
     text = (folder / "mlperf_log_detail.txt").read_text()
     values, errors = first_values(text)
     summary = (folder / "mlperf_log_summary.txt").read_text()
