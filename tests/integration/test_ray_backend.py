@@ -26,6 +26,7 @@ from infermeter.runs.load import LoadSpec, run_load
 from infermeter.servers.mock import MockConfig, MockProcess
 from infermeter.suts.openai_request import OpenAIConfig
 from infermeter.suts.prompts import Prompt, SyntheticPrompts
+from infermeter.testing.verdicts import only_latency_reasons
 
 # Before Ray is imported: the local cluster takes 127.0.0.1 as its node IP.
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
@@ -76,8 +77,14 @@ def test_a_server_run_on_two_actors_is_the_same_run_folder_plus_actor_stats(
     ]  # fmt: skip
     result = CliRunner().invoke(app, args)
     doc = json.loads((out / "run.json").read_text())
-    assert result.exit_code == 0, result.output
-    assert doc["verdict"]["result"] == "VALID"
+    # VALID, unless this machine's other work made the client late (the run
+    # then fails only latency bounds and says it was client-bound).
+    if result.exit_code == 3:
+        assert doc["client"]["client_bound"], result.output
+        assert only_latency_reasons(doc["verdict"]["reasons"]), result.output
+    else:
+        assert result.exit_code == 0, result.output
+        assert doc["verdict"]["result"] == "VALID"
     metrics = doc["metrics"]
     # Every sample accounted for: issued = completed, none failed or missing.
     assert metrics["samples_completed"] == metrics["samples_issued"] >= 600
