@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -129,6 +130,21 @@ def test_stall_hits_total_timeout_and_slow_first_byte_hits_first_token_timeout()
     with MockServer(slow) as url, _sut(url, timeouts=limits) as sut:
         sink = _run(sut, 3)
     assert set(sink.failed.values()) == {"timeout: no first token within 0.2 s"}
+
+
+def test_a_connect_timeout_is_named_as_one_not_as_the_request_limit() -> None:
+    # A listener that never accepts, its queue already full: new connects hang.
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = listener.getsockname()[1]
+        queued = [socket.create_connection(("127.0.0.1", port), timeout=5)]
+        limits = Timeouts(connect_s=0.3, total_s=600)
+        with _sut(f"http://127.0.0.1:{port}/v1", timeouts=limits) as sut:
+            sink = _run(sut, 2)
+        for conn in queued:
+            conn.close()
+    assert set(sink.failed.values()) == {"timeout: no connection within 0.3 s"}
 
 
 def test_connection_refused_fails_every_sample() -> None:

@@ -296,6 +296,10 @@ class OpenAIHttpSUT:
         try:
             async with asyncio.timeout_at(_earliest(first, total)) as scope:
                 return await self._post(url, body, sink, ids, state, scope, total)
+        except aiohttp.ConnectionTimeoutError:  # a TimeoutError too: tell it apart
+            raise SUTTimeoutError(
+                f"timeout: no connection within {t.connect_s:g} s"
+            ) from None
         except TimeoutError:
             if state.fragments == 0 and first is not None:
                 raise SUTTimeoutError(
