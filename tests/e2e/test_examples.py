@@ -15,7 +15,8 @@ command's help text. An example says more in its trailing ``# comment``:
   (on a free port), waits until ``/v1/models`` answers, and stops it.
 
 Each example runs in a fresh copy of a world (``examples_world.py``) that
-holds the files examples name, and two mock endpoints stand in for
+holds the files examples name, and two mock endpoints (a pair no other example
+uses while it runs) stand in for
 ``http://127.0.0.1:80xx/v1``, ``URL``, ``URL1`` and ``URL2``. Placeholders
 ``RUN``, ``RUN_A``, ``RUN_B`` and ``RUN_DIR`` are run folders.
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import random
 import re
 import shlex
@@ -153,15 +155,23 @@ def test_examples_are_found() -> None:
 
 
 @pytest.fixture(scope="module")
-def endpoints() -> Iterator[list[str]]:
+def endpoints() -> Iterator[queue.SimpleQueue[list[str]]]:
+    """A pair of mock endpoints for each example running at a time.
+
+    An example's load never queues behind another's on a shared server: on a
+    busy machine one shared server starved the others' connections.
+    """
     timed = MockConfig(mode="timed", ttft="const:0.02", itl="const:0.002")
-    with MockProcess(timed) as first, MockProcess(timed) as second:
-        yield [first, second]
+    pairs: queue.SimpleQueue[list[str]] = queue.SimpleQueue()
+    with contextlib.ExitStack() as stack:
+        for _ in range(PARALLEL):
+            pairs.put([stack.enter_context(MockProcess(timed)) for _ in range(2)])
+        yield pairs
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory, endpoints: list[str]) -> World:
-    return build_world(tmp_path_factory.mktemp("world") / "template", endpoints)
+def world(tmp_path_factory: pytest.TempPathFactory) -> World:
+    return build_world(tmp_path_factory.mktemp("world") / "template", [])
 
 
 def _free_port(count: int = 1) -> int:
@@ -209,7 +219,7 @@ def _with_flags(argv: list[str], flags: list[str]) -> list[str]:
     return out
 
 
-def _resolve(example: Example, world: World, cwd: Path) -> list[str]:
+def _resolve(example: Example, world: World, cwd: Path, urls: list[str]) -> list[str]:
     """The example's argv in the world: endpoints, placeholders, run folders."""
     ports: dict[str, str] = {}
     argv: list[str] = []
@@ -220,7 +230,7 @@ def _resolve(example: Example, world: World, cwd: Path) -> list[str]:
         local = ENDPOINT_URL.match(arg)
         if local or arg in ("URL", "URL1", "URL2"):
             key = local.group(1) if local else arg
-            ports.setdefault(key, world.urls[len(ports) % len(world.urls)])
+            ports.setdefault(key, urls[len(ports) % len(urls)])
             arg = ports[key]
         arg = PLACEHOLDERS.get(arg, arg)
         world.provide(cwd, arg, command=example.command)
@@ -277,7 +287,7 @@ def _serve(argv: list[str], cwd: Path, env: dict[str, str]) -> Outcome:
         proc.wait(30)
 
 
-def _run_one(example: Example, world: World, folder: Path) -> Outcome:
+def _run_one(example: Example, world: World, folder: Path, urls: list[str]) -> Outcome:
     if example.needs() is not None:
         return Outcome(skip=f"needs {example.needs()}")
     if (
@@ -295,7 +305,7 @@ def _run_one(example: Example, world: World, folder: Path) -> Outcome:
     env = {**os.environ, "INFERMETER_HOME": str(cwd), "OPENAI_API_KEY": "sk-example",
            "OMP_NUM_THREADS": "1",
            "COLUMNS": "200"}  # fmt: skip
-    argv = _resolve(example, world, cwd)
+    argv = _resolve(example, world, cwd, urls)
     if example.command in SERVERS:
         return _serve(argv, cwd, env)
     try:
@@ -315,12 +325,22 @@ def _run_one(example: Example, world: World, folder: Path) -> Outcome:
 
 @pytest.fixture(scope="module")
 def outcomes(
-    world: World, tmp_path_factory: pytest.TempPathFactory
+    world: World,
+    endpoints: queue.SimpleQueue[list[str]],
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, Outcome]:
     root = tmp_path_factory.mktemp("examples")
+
+    def run(example: Example, folder: Path) -> Outcome:
+        urls = endpoints.get()  # one of PARALLEL pairs: never waits
+        try:
+            return _run_one(example, world, folder, urls)
+        finally:
+            endpoints.put(urls)
+
     with ThreadPoolExecutor(PARALLEL) as pool:
         futures = {
-            example.text: pool.submit(_run_one, example, world, root / f"e{i}")
+            example.text: pool.submit(run, example, root / f"e{i}")
             for i, example in enumerate(EXAMPLES)
         }
         return {text: future.result() for text, future in futures.items()}
