@@ -19,6 +19,10 @@ from infermeter.testing.verdicts import only_latency_reasons
             " * TPOT constrain not met: Reduce target QPS to improve latency.",
             "TTFT early stopping: Run unsuccessful.",
         ],
+        [
+            "TTFT early stopping: Run unsuccessful.",
+            "261 samples failed: 261 x timeout: no connection within 10 s",
+        ],
     ],
 )
 def test_latency_bounds_and_early_stopping_are_a_late_clients(
@@ -32,6 +36,8 @@ def test_latency_bounds_and_early_stopping_are_a_late_clients(
     [
         [],
         ["3 samples failed: 3 x connect: refused"],
+        ["4 samples failed: 2 x timeout: no connection within 10 s; 2 x HTTP 500"],
+        ["2 samples failed: 2 x timeout: request took over 600 s"],
         ["TTFT early stopping: Run unsuccessful.", "ERROR: the SUT raised"],
         ["The test exited early, before enough queries were issued."],
         ["interrupted by SIGINT"],
