@@ -77,18 +77,20 @@ def test_a_server_run_on_two_actors_is_the_same_run_folder_plus_actor_stats(
     ]  # fmt: skip
     result = CliRunner().invoke(app, args)
     doc = json.loads((out / "run.json").read_text())
+    metrics = doc["metrics"]
     # VALID, unless this machine's other work made the client late (the run
-    # then fails only latency bounds and says it was client-bound).
+    # then fails only latency bounds or its own connects, and says it was
+    # client-bound).
     if result.exit_code == 3:
         assert doc["client"]["client_bound"], result.output
         assert only_latency_reasons(doc["verdict"]["reasons"]), result.output
     else:
         assert result.exit_code == 0, result.output
         assert doc["verdict"]["result"] == "VALID"
-    metrics = doc["metrics"]
-    # Every sample accounted for: issued = completed, none failed or missing.
-    assert metrics["samples_completed"] == metrics["samples_issued"] >= 600
-    assert metrics["samples_failed"] == 0
+        assert metrics["samples_failed"] == 0
+    # Every sample accounted for: issued = completed + failed, none missing.
+    done = metrics["samples_completed"] + metrics["samples_failed"]
+    assert done == metrics["samples_issued"] >= 600
     stats = doc["sut"]["stats"]
     assert (stats["transport"], stats["workers"]) == ("actor", 2)
     counts = [c["requests"] for c in stats["clients"]]
