@@ -7,8 +7,6 @@ from typing import Annotated
 import typer
 
 from infermeter.cli.main import app, err_console
-from infermeter.servers.faults import FaultConfig
-from infermeter.servers.mock import MockConfig, serve
 
 Rate = Annotated[float, typer.Option(min=0.0, max=1.0)]
 
@@ -81,6 +79,10 @@ def serve_mock_command(
 
       infermeter serve-mock --mode timed --port 8002 --video-sync
     """
+    # The server (aiohttp) loads only when this command runs.
+    from infermeter.servers.faults import FaultConfig
+    from infermeter.servers.mock import MockConfig, serve
+
     faults = FaultConfig(
         error_rate=error_rate,
         reset_rate=reset_rate,

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from infermeter.cli.main import app, err_console
-from infermeter.servers.sim import SimApp, SimConfig, describe, serve
-from infermeter.servers.sim_fleet import serve_fleet
+
+if TYPE_CHECKING:  # the server (aiohttp) loads only when this command runs
+    from infermeter.servers.sim import SimApp, SimConfig
 
 
 @app.command("serve-sim")
@@ -74,6 +75,8 @@ def serve_sim_command(
 
       infermeter serve-sim --replicas 4 --port 8001 --count 2 --tp 2
     """
+    from infermeter.servers.sim import SimConfig, describe, serve
+
     config = SimConfig(
         accelerator=accelerator,
         count=count,
@@ -105,6 +108,9 @@ def serve_sim_command(
 
 
 def _serve_replicas(config: SimConfig, host: str, port: int) -> None:
+    from infermeter.servers.sim import describe
+    from infermeter.servers.sim_fleet import serve_fleet
+
     def announce(ports: list[int], apps: list[SimApp]) -> None:
         err_console.print(
             f"{len(ports)} replicas of {describe(config, apps[0].sim)}, model "
