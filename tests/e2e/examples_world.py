@@ -183,7 +183,7 @@ def _confs(folder: Path) -> None:
     (folder / "user.conf").write_text(
         "# Quick tests (MLPerf's rule is 10 minutes).\n"
         "llama2-70b.Offline.min_duration = 100\n"
-        "llama2-70b.Server.min_duration = 20000\n"
+        "llama2-70b.Server.min_duration = 5000\n"
     )
     text = (ROOT / "src/infermeter/workloads/data/benchmarks.toml").read_text()
     first = re.search(r"\[\[benchmark\]\].*?(?=\n\[\[benchmark\]\])", text, re.S)

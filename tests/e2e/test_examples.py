@@ -24,6 +24,7 @@ uses while it runs) stand in for
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import queue
 import random
@@ -162,10 +163,16 @@ def endpoints() -> Iterator[queue.SimpleQueue[list[str]]]:
     busy machine one shared server starved the others' connections.
     """
     timed = MockConfig(mode="timed", ttft="const:0.02", itl="const:0.002")
+    servers = [MockProcess(timed) for _ in range(2 * PARALLEL)]
     pairs: queue.SimpleQueue[list[str]] = queue.SimpleQueue()
     with contextlib.ExitStack() as stack:
-        for _ in range(PARALLEL):
-            pairs.put([stack.enter_context(MockProcess(timed)) for _ in range(2)])
+        for server in servers:
+            stack.callback(server.stop)  # a no-op for one that never started
+        # Started side by side: each start is mostly a new process importing.
+        with ThreadPoolExecutor(len(servers)) as pool:
+            urls = list(pool.map(MockProcess.start, servers))
+        for i in range(PARALLEL):
+            pairs.put(urls[2 * i : 2 * i + 2])
         yield pairs
 
 
@@ -257,6 +264,7 @@ class Outcome:
     code: int = 0
     output: str = ""
     skip: str | None = None
+    cwd: Path | None = None  # where the example ran (what it wrote is there)
 
 
 def _serve(argv: list[str], cwd: Path, env: dict[str, str]) -> Outcome:
@@ -319,8 +327,8 @@ def _run_one(example: Example, world: World, folder: Path, urls: list[str]) -> O
             check=False,
         )
     except subprocess.TimeoutExpired:
-        return Outcome(124, f"did not end in {TIMEOUT_S} s")
-    return Outcome(done.returncode, done.stdout + done.stderr)
+        return Outcome(124, f"did not end in {TIMEOUT_S} s", cwd=cwd)
+    return Outcome(done.returncode, done.stdout + done.stderr, cwd=cwd)
 
 
 @pytest.fixture(scope="module")
@@ -375,3 +383,38 @@ def test_example_runs_and_ends_as_its_text_says(
         f"{example.source}: {example.text!r} exited {result.code}, its text says "
         f"{sorted(example.expected_codes())}\n{result.output[-3000:]}"
     )
+
+
+# -- make run ---------------------------------------------------------------------
+# ``make run`` is ``infermeter run``, run --help's first example: the run above
+# (never shortened in tests) is the one these checks read.
+
+MAKE_RUN = "infermeter run"
+LABEL = "simulated 8x H100 SXM (infermeter performance model) — not a measurement"
+
+
+def _flat(text: str) -> str:
+    # Rich wraps long cells; the label is checked on the text without line breaks.
+    return " ".join(text.replace("│", " ").split())
+
+
+def test_make_run_default_is_short_by_construction(
+    outcomes: dict[str, Outcome], world: World
+) -> None:
+    """``make run``: VALID, compared, and short because of what it asks for (20 s of
+    arrivals at the published rate), not because this machine happened to be fast."""
+    (example,) = (e for e in EXAMPLES if e.text == MAKE_RUN)
+    assert example.test_flags() == []  # the run as ``make run`` runs it
+    result = outcomes[MAKE_RUN]
+    assert result.code == 0, result.output
+    text = _flat(result.output)
+    assert "Result: VALID" in text and f"This run: {LABEL}." in text
+    assert "[2] v4.1-0043" in text or "[1] v4.1-0043" in text
+    assert result.cwd is not None
+    before = {p.name for p in (world.template / "runs").iterdir()}
+    (folder,) = (p for p in (result.cwd / "runs").iterdir() if p.name not in before)
+    doc = json.loads((folder / "run.json").read_text())
+    assert doc["settings"]["requested"]["min_duration_ms"] == 20_000
+    # 20 s of arrivals at the published rate, padded to whole sample sets.
+    rate = doc["metrics"]["target_qps"]
+    assert doc["metrics"]["queries_issued"] <= rate * 20 * 1.5

@@ -30,6 +30,7 @@ Examples:
 
   infermeter run                                   # the default: Llama 2 70B Server, short
   infermeter run --sut-opt accelerator=h200        # simulated 8x H200 at its published rate
+                 # (tests: --min-duration 5s)
   infermeter run --sut fake --scenario Offline --min-duration 1s --sut-opt tpot_ms=50
   infermeter run --benchmark resnet50 --scenario SingleStream --sut fake \
                  --sut-opt latency_ms=10 --min-duration 1s
@@ -54,6 +55,7 @@ Examples:
                  --target-qps 20000 --min-duration 1s --min-query-count 1000 \
                  --sut-opt latency_ms=0.05 --output-dir runs/resnet50-Offline   # MLPerf audit
   infermeter run --metrics-url off                 # do not scrape the server's /metrics
+                 # (tests: --min-duration 5s)
 """
 
 
