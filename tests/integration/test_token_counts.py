@@ -8,12 +8,15 @@ low by one token in eight here.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from aiohttp import web
 
 from infermeter.loadgen.interfaces import QueryBatch
+from infermeter.servers.background import ThreadedServer
 from infermeter.servers.mock import MockConfig, MockServer
 from infermeter.suts.openai_http import OpenAIHttpSUT
 from infermeter.suts.openai_request import OpenAIConfig
@@ -103,3 +106,39 @@ def test_usage_wins_over_the_tokenizer_and_the_gap_is_reported(
     assert counts["usage_vs_tokenizer_samples"] == N
     # The BPE has no token for the space byte and skips it: both count 37.
     assert counts["usage_vs_tokenizer_discrepancy"] == pytest.approx(0.0)
+
+
+class _LostStream:
+    """Answers as ``transformers serve --continuous-batching`` was seen to under
+    concurrent load: one final chunk with no text whose ``usage`` counts tokens."""
+
+    def build(self) -> web.Application:
+        app = web.Application()
+        app.router.add_post("/v1/completions", self._complete)
+        return app
+
+    async def _complete(self, request: web.Request) -> web.StreamResponse:
+        await request.read()
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        chunk = {
+            "choices": [{"index": 0, "text": "", "finish_reason": "length"}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": OUT},
+        }
+        await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        await resp.write_eof()
+        return resp
+
+
+def test_usage_without_streamed_text_fails_the_sample_and_says_why() -> None:
+    prompts = SyntheticPrompts(4, input_tokens=5, output_tokens=OUT)
+    sink = RecordingSink(log_all=True)
+    ids = np.arange(4, dtype=np.int64)
+    server = ThreadedServer(_LostStream())
+    with server as url, OpenAIHttpSUT(OpenAIConfig(url=url, model="m"), prompts) as sut:
+        sut.issue_query(QueryBatch(ids, ids, np.zeros(4, np.int64)), sink)
+        assert sink.wait(4, timeout_s=30)
+    assert sink.completed == {}
+    assert set(sink.failed.values()) == {
+        "empty response: no text streamed, though the server's usage counts tokens"
+    }
