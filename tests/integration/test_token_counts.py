@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from aiohttp import web
+from tests.cli_main import run_main
 
 from infermeter.loadgen.interfaces import QueryBatch
 from infermeter.servers.background import ThreadedServer
@@ -142,3 +143,36 @@ def test_usage_without_streamed_text_fails_the_sample_and_says_why() -> None:
     assert set(sink.failed.values()) == {
         "empty response: no text streamed, though the server's usage counts tokens"
     }
+
+
+def test_run_tokenizer_also_counts_an_endpoints_answers(tmp_path: Path) -> None:
+    """`infermeter run --tokenizer` shapes the prompts and re-counts the answers
+    against the server's usage; a large gap is a warning in run.json."""
+    tokenizers = pytest.importorskip("tokenizers")
+    alphabet = sorted(tokenizers.pre_tokenizers.ByteLevel.alphabet())
+    bytewise = tokenizers.Tokenizer(
+        tokenizers.models.BPE({c: i for i, c in enumerate(alphabet)}, [])
+    )
+    bytewise.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok = tmp_path / "tok"
+    tok.mkdir()
+    bytewise.save(str(tok / "tokenizer.json"))  # one token a byte: not the mock's
+    with MockServer(MockConfig()) as url:
+        result = run_main(
+            "run", "--sut", "openai", "--url", url, "--model", "mock-model",
+            "--scenario", "Offline", "--tokenizer", str(tok / "tokenizer.json"),
+            "--input-len", "16", "--output-len", "8", "--min-duration", "100ms",
+            "--min-query-count", "16", "--performance-sample-count", "16",
+            "--output-dir", str(tmp_path / "run"), "--store", str(tmp_path / "s.db"),
+            "--metrics-url", "off",
+        )  # fmt: skip
+    assert result.code in (0, 3), result.output
+    doc = json.loads((tmp_path / "run" / "run.json").read_text())
+    counts = doc["token_counts"]
+    assert counts["source"] == "usage"
+    assert counts["tokenizer"].endswith("tokenizer.json")
+    assert counts["usage_vs_tokenizer_samples"] == 16
+    gap = counts["usage_vs_tokenizer_discrepancy"]
+    assert abs(gap) > 0.05
+    said = "against the server's usage over 16 samples"
+    assert any(said in w for w in doc["warnings"]), doc["warnings"]
