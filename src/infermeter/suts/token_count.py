@@ -173,17 +173,18 @@ def merge_tallies(parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 def gap_warning(counts: dict[str, Any]) -> str | None:
     """A warning when the tokenizer's re-count and the server's usage disagree by
-    more than ``TOKEN_GAP``: a tokenizer of another model, or a server that streams
-    less text than its usage counts (seen from transformers serve under load)."""
+    more than ``TOKEN_GAP``: a tokenizer of another model, or streamed text that is
+    not what the server counted (transformers serve drops chunks under load; a
+    byte-level model's partial characters come back as U+FFFD, three bytes each)."""
     gap = counts.get("usage_vs_tokenizer_discrepancy")
     if gap is None or abs(gap) <= TOKEN_GAP:
         return None
     n = int(counts.get("usage_vs_tokenizer_samples") or 0)
     return (
         f"the tokenizer ({counts.get('tokenizer')}) counts {gap:+.1%} tokens against "
-        f"the server's usage over {n:,} samples: a tokenizer of another model, or a "
-        "server that streams less text than its usage counts; tokens/s and TPOT use "
-        "the server's usage"
+        f"the server's usage over {n:,} samples: a tokenizer of another model, or "
+        "streamed text that is not what the server counted (chunks dropped, bytes "
+        "decoded lossily); tokens/s and TPOT use the server's usage"
     )
 
 
