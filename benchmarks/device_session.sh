@@ -5,8 +5,16 @@
 #   2. a real continuous-batching server (`transformers serve --continuous-batching`,
 #      random-weight model from tiny_hf_model.py) measured by `infermeter run`;
 #   3. the client-scaling table (1/2/4/8 client processes) on the machine's cores.
-# Wheels the machine lacks travel in .whl (plotly for the report; fastapi, uvicorn,
-# pydantic, openai for transformers serve). Each step runs even if one before failed.
+# Wheels the machine lacks travel in .whl (git-ignored through .git/info/exclude, named
+# in the device call's carry): plotly for the report, and transformers serve's web stack.
+# Fetched here for the machine's Python 3.12 (2026-11-26; about 18 MB):
+#   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
+#     --implementation cp --platform manylinux2014_x86_64 -d .whl plotly==7.1.0 \
+#     fastapi==0.165.0 uvicorn==0.54.0 starlette==1.10.0 pydantic==2.14.4 \
+#     pydantic_core==2.50.5 annotated-types==0.8.0 typing-inspection==0.4.5 \
+#     openai==3.57.0 jiter==0.19.0 distro sniffio==1.3.1 opentelemetry-api==1.45.2 \
+#     typing_extensions==4.16.0 httpx2==2.16.2 httpcore2==2.16.2 truststore==0.10.5
+# Each step runs even if one before failed.
 #
 #   bash benchmarks/device_session.sh OUT_DIR [cuda|cpu]
 set -u
