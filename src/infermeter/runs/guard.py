@@ -21,7 +21,7 @@ from infermeter.runs.folder import update_run_json
 from infermeter.runs.preflight import preflight
 from infermeter.suts.openai_options import config_from_options, prompts_for
 from infermeter.suts.openai_request import OpenAIConfig
-from infermeter.suts.token_count import describe, is_estimate, source_of
+from infermeter.suts.token_count import describe, gap_warning, is_estimate, source_of
 
 Note = Callable[[str], None]
 
@@ -129,10 +129,14 @@ def token_counts(
     # Merged from several client processes: the source follows the summed samples.
     source = source_of({k: int(v) for k, v in (counts.get("samples") or {}).items()})
     counts = {**counts, "source": source, "description": describe(counts)}
-    if not token_run or not is_estimate(counts):
+    if not token_run:
         return counts, []
+    gap = gap_warning(counts)
+    if not is_estimate(counts):
+        return counts, [gap] if gap else []
     return counts, [
         f"{counts['description']}: tokens/s and TPOT rest on it; pass "
         "--sut-opt tokenizer=DIR_OR_NAME (or use a server that sends usage) "
-        "for exact counts"
+        "for exact counts",
+        *([gap] if gap else []),
     ]

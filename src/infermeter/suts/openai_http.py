@@ -259,7 +259,7 @@ class OpenAIHttpSUT:
         try:
             outcome = await self._exchange(index, sink, ids, keep, url)
             if outcome.fragments == 0:
-                raise SUTProtocolError("empty response: no output tokens")
+                raise SUTProtocolError(_empty_reason(outcome.usage_tokens))
         except asyncio.CancelledError:
             # Closed after the run ended (completion timeout, interrupt): the
             # sample stays "never completed", as the run's summary counted it.
@@ -424,3 +424,14 @@ def _create(context: SutContext) -> SystemUnderTest:
     if callable(watch) and isinstance(sut, OpenAIHttpSUT):
         watch(sut)  # bodies built when samples load, outside the timed run
     return sut
+
+
+def _empty_reason(usage_tokens: int | None) -> str:
+    """Why a 200 answer with no text fails its sample. ``transformers serve`` under
+    concurrent load was seen closing streams whose ``usage`` counted tokens it never
+    sent: the user got nothing, so the sample fails, and the reason says so."""
+    if usage_tokens:
+        return (
+            "empty response: no text streamed, though the server's usage counts tokens"
+        )
+    return "empty response: no output tokens"

@@ -30,6 +30,7 @@ SOURCE_LABELS = {
     RESPONSES: "unknown: one per non-streamed response (no usage, no tokenizer)",
 }
 ESTIMATES = (DELTA_EVENTS, RESPONSES)
+TOKEN_GAP = 0.05  # tokenizer vs usage: beyond this the run says so
 
 
 class Tokenizer(Protocol):
@@ -133,6 +134,7 @@ class TokenTally:
             "samples": counts,
             "tokenizer": self.tokenizer,
             "usage_vs_tokenizer_samples": self.both_samples,
+            "usage_vs_tokenizer_tokens": [self.usage_tokens, self.tokenizer_tokens],
             "usage_vs_tokenizer_discrepancy": self.discrepancy,
         }
 
@@ -152,15 +154,38 @@ def merge_tallies(parts: list[dict[str, Any]]) -> dict[str, Any]:
         for name, n in (part.get("samples") or {}).items():
             counts[name] = counts.get(name, 0) + int(n)
     tokenizers = {p.get("tokenizer") for p in parts} - {None}
+    both = TokenTally(
+        both_samples=sum(int(p.get("usage_vs_tokenizer_samples") or 0) for p in parts)
+    )
+    for part in parts:
+        usage, local = part.get("usage_vs_tokenizer_tokens") or (0, 0)
+        both.usage_tokens += int(usage)
+        both.tokenizer_tokens += int(local)
     return {
         "source": source_of(counts),
         "samples": counts,
         "tokenizer": tokenizers.pop() if len(tokenizers) == 1 else None,
-        "usage_vs_tokenizer_samples": sum(
-            int(p.get("usage_vs_tokenizer_samples") or 0) for p in parts
-        ),
-        "usage_vs_tokenizer_discrepancy": None,
+        "usage_vs_tokenizer_samples": both.both_samples,
+        "usage_vs_tokenizer_tokens": [both.usage_tokens, both.tokenizer_tokens],
+        "usage_vs_tokenizer_discrepancy": both.discrepancy,
     }
+
+
+def gap_warning(counts: dict[str, Any]) -> str | None:
+    """A warning when the tokenizer's re-count and the server's usage disagree by
+    more than ``TOKEN_GAP``: a tokenizer of another model, or streamed text that is
+    not what the server counted (transformers serve drops chunks under load; a
+    byte-level model's partial characters come back as U+FFFD, three bytes each)."""
+    gap = counts.get("usage_vs_tokenizer_discrepancy")
+    if gap is None or abs(gap) <= TOKEN_GAP:
+        return None
+    n = int(counts.get("usage_vs_tokenizer_samples") or 0)
+    return (
+        f"the tokenizer ({counts.get('tokenizer')}) counts {gap:+.1%} tokens against "
+        f"the server's usage over {n:,} samples: a tokenizer of another model, or "
+        "streamed text that is not what the server counted (chunks dropped, bytes "
+        "decoded lossily); tokens/s and TPOT use the server's usage"
+    )
 
 
 def describe(counts: dict[str, Any]) -> str:

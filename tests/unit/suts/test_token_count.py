@@ -10,6 +10,7 @@ from infermeter.errors import ConfigError
 from infermeter.suts.token_count import (
     TokenTally,
     describe,
+    gap_warning,
     is_estimate,
     load_tokenizer,
     merge_tallies,
@@ -72,3 +73,27 @@ def test_the_summary_names_each_source_and_flags_estimates() -> None:
     merged = merge_tallies([TokenTally(from_usage=2).as_dict(), counts])
     assert merged["source"] == "mixed" and merged["samples"]["usage"] == 5
     assert not is_estimate(TokenTally(from_usage=1).as_dict())
+
+
+def test_the_tokenizer_usage_gap_survives_merging_client_processes() -> None:
+    a = TokenTally(from_usage=2, both_samples=2, usage_tokens=100, tokenizer_tokens=150)
+    b = TokenTally(from_usage=2, both_samples=2, usage_tokens=100, tokenizer_tokens=250)
+    merged = merge_tallies([a.as_dict(), b.as_dict()])
+    assert merged["usage_vs_tokenizer_samples"] == 4
+    assert merged["usage_vs_tokenizer_tokens"] == [200, 400]
+    assert merged["usage_vs_tokenizer_discrepancy"] == pytest.approx(1.0)
+
+
+def test_a_gap_beyond_five_percent_is_a_warning_that_names_both_counts() -> None:
+    near = TokenTally(
+        from_usage=4, both_samples=4, usage_tokens=100, tokenizer_tokens=104
+    )
+    assert gap_warning(near.as_dict()) is None
+    far = TokenTally(
+        from_usage=4, both_samples=4, usage_tokens=100, tokenizer_tokens=40
+    )
+    far.tokenizer = "tokenizers:t.json"
+    line = gap_warning(far.as_dict())
+    assert line is not None
+    assert "-60.0%" in line and "over 4 samples" in line and "t.json" in line
+    assert gap_warning(TokenTally(from_usage=4).as_dict()) is None  # no tokenizer
