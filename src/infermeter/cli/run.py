@@ -266,10 +266,6 @@ def run_command(
     ):
         if value is not None:
             options[key] = value
-    if tokenizer is not None and sut == "openai":
-        # The tokenizer that shapes the prompts also counts the answers (and is
-        # checked against the server's usage); --sut-opt tokenizer= still wins.
-        options.setdefault("tokenizer", str(tokenizer))
     overrides: dict[str, object] = {}
     if min_duration is not None:
         overrides["min_duration_ms"] = parse_duration_ms(

@@ -131,12 +131,14 @@ def token_counts(
     counts = {**counts, "source": source, "description": describe(counts)}
     if not token_run:
         return counts, []
+    warnings = []
+    if is_estimate(counts):
+        warnings.append(
+            f"{counts['description']}: tokens/s and TPOT rest on it; pass "
+            "--sut-opt tokenizer=DIR_OR_NAME (or use a server that sends usage) "
+            "for exact counts"
+        )
     gap = gap_warning(counts)
-    if not is_estimate(counts):
-        return counts, [gap] if gap else []
-    return counts, [
-        f"{counts['description']}: tokens/s and TPOT rest on it; pass "
-        "--sut-opt tokenizer=DIR_OR_NAME (or use a server that sends usage) "
-        "for exact counts",
-        *([gap] if gap else []),
-    ]
+    if gap:
+        warnings.append(gap)
+    return counts, warnings

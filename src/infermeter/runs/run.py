@@ -161,6 +161,18 @@ def _qsl(request: RunRequest, bench: Benchmark) -> DatasetQSL:
     )
 
 
+def _tokenizer_counts_answers(request: RunRequest) -> RunRequest:
+    """The tokenizer that shapes an endpoint's prompts also re-counts its answers
+    (checked against the server's usage); a SUT option ``tokenizer`` still wins."""
+    tokenizer = request.dataset_options.tokenizer
+    if request.sut != "openai" or tokenizer is None:
+        return request
+    if "tokenizer" in request.sut_options:
+        return request
+    options = {**request.sut_options, "tokenizer": str(tokenizer)}
+    return dataclasses.replace(request, sut_options=options)
+
+
 def execute(
     request: RunRequest,
     *,
@@ -186,6 +198,7 @@ def execute(
         from infermeter.runs.sim_endpoint import with_sim_defaults
 
         request = with_sim_defaults(request, bench.name)
+    request = _tokenizer_counts_answers(request)
     settings, warnings = build_settings(request, bench)
     warnings += _scenario_warning(bench, request.scenario)
     clock = clock or MonotonicClock()

@@ -154,13 +154,12 @@ def merge_tallies(parts: list[dict[str, Any]]) -> dict[str, Any]:
         for name, n in (part.get("samples") or {}).items():
             counts[name] = counts.get(name, 0) + int(n)
     tokenizers = {p.get("tokenizer") for p in parts} - {None}
+    pairs = [p.get("usage_vs_tokenizer_tokens") or (0, 0) for p in parts]
     both = TokenTally(
-        both_samples=sum(int(p.get("usage_vs_tokenizer_samples") or 0) for p in parts)
+        usage_tokens=sum(int(usage) for usage, _ in pairs),
+        tokenizer_tokens=sum(int(local) for _, local in pairs),
+        both_samples=sum(int(p.get("usage_vs_tokenizer_samples") or 0) for p in parts),
     )
-    for part in parts:
-        usage, local = part.get("usage_vs_tokenizer_tokens") or (0, 0)
-        both.usage_tokens += int(usage)
-        both.tokenizer_tokens += int(local)
     return {
         "source": source_of(counts),
         "samples": counts,
