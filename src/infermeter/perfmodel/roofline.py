@@ -32,6 +32,13 @@ FloatArray = npt.NDArray[np.float64]
 ACT_BYTES = 2.0  # activations cross the all-reduce in 16-bit
 DISPATCH_BYTES = 1.0  # MoE dispatch sends FP8 activations, combine returns 16-bit
 MOE_DENSE_PRECISION = "fp8"  # FP4 MoE checkpoints keep attention and shared weights FP8
+# Activation vectors (d_model wide, 16-bit) each token writes or reads outside the
+# GEMMs per layer: two fused residual-add + RMSNorm (read input and residual, write
+# both: 4 each), the QKV output written and read by attention (2), the attention
+# output written and read by the output projection (2). A count, not a fit; the
+# FFN intermediate is left out because serving stacks fuse SwiGLU with the
+# quantisation of its output.
+ACT_VECTORS_PER_LAYER = 12.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +210,7 @@ class _Rates:
     dense_read: float  # bytes per step that do not depend on the tokens
     expert_read: float  # bytes per step if every expert is touched
     bandwidth: float
+    act_per_token: float  # bytes of non-GEMM activation traffic per token
 
     @classmethod
     def of(cls, dep: Deployment) -> _Rates:
@@ -233,7 +241,22 @@ class _Rates:
             dense_read=dense_read,
             expert_read=expert_read,
             bandwidth=acc.bandwidth_bytes_s,
+            act_per_token=_activation_bytes(dep),
         )
+
+
+def _activation_bytes(dep: Deployment) -> float:
+    """Non-GEMM activation bytes one accelerator moves per token of the replica.
+
+    Tensor parallel ranks each hold the whole d_model vector of every token of
+    their stage's layers; expert parallel (data-parallel attention) ranks only
+    their own tokens.
+    """
+    m = dep.model
+    per_layer = ACT_VECTORS_PER_LAYER * m.d_model * ACT_BYTES
+    if dep.ep:
+        return per_layer * m.layers / dep.tp
+    return per_layer * m.layers / dep.stages
 
 
 def _touched_fraction(m: ModelArch, tokens: FloatArray) -> FloatArray:
@@ -327,11 +350,13 @@ def step_time_s(
         weight_read_bytes(dep, tokens) / bw,
     )
     attn_s = np.maximum(attn / eta_c, seqs * context * r.kv_per_ctx / bw)
+    # Norms, residual adds and attention in/out are memory bound (their own kernels).
+    act_s = tokens * r.act_per_token / bw
     comm = comm_s(dep, eff, tokens)
     # A step that mixes prefill into the batch runs without a captured CUDA graph:
     # every layer's kernels are launched one by one (~15 kernels x ~5 us).
     launches = np.where(prefill > 0, m.layers * eff.launch_per_layer_s, 0.0)
-    total: FloatArray = gemm_s + attn_s + comm + eff.step_overhead_s + launches
+    total: FloatArray = gemm_s + attn_s + act_s + comm + eff.step_overhead_s + launches
     return total
 
 

@@ -69,7 +69,8 @@ def test_prefix_routing_reuses_cached_prompts() -> None:
     # 32 shared prompts, each sent by 4 consecutive requests, twice over. Round-robin
     # sends a group's 4 requests to 4 replicas (a cache miss on each); the prefix
     # router keeps a group on its home replica (one miss per group). A hit still
-    # prefills the last 200 tokens (a step with kernel launches per layer).
+    # prefills the last 200 tokens (a step with kernel launches per layer). The
+    # median request is a hit under the prefix router and a miss under round-robin.
     n = 256
     groups = (np.arange(n) // 4) % 32
     req = make_requests(
@@ -77,7 +78,8 @@ def test_prefix_routing_reuses_cached_prompts() -> None:
     )
     aware = simulate(ServingConfig(DEP, EFF, replicas=4, router="prefix"), req)
     blind = simulate(ServingConfig(DEP, EFF, replicas=4, router="round-robin"), req)
-    assert aware.ttft_ns.mean() < 0.7 * blind.ttft_ns.mean()
+    assert np.median(aware.ttft_ns) < 0.6 * np.median(blind.ttft_ns)
+    assert aware.ttft_ns.mean() < blind.ttft_ns.mean()
     no_prefix = make_requests(constant_arrivals(20.0, n), 2000, 20)
     plain = simulate(ServingConfig(DEP, EFF, replicas=4, router="prefix"), no_prefix)
     assert plain.ttft_ns.mean() > blind.ttft_ns.mean()
