@@ -35,6 +35,7 @@ def test_plan_json_lists_options_and_infeasible_types() -> None:
     by = {o["accelerator"]: o for o in data["options"]}
     assert by["h100-sxm"]["feasible"] and by["h100-sxm"]["tp"] >= 1
     assert not by["l4"]["feasible"] and "ms per token" in by["l4"]["reason"]
+    assert "tighter than the TPOT bound" in data["note"]  # 17 ms < 40 ms published
 
 
 def test_plan_table_and_bad_input() -> None:

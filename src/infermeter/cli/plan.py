@@ -62,7 +62,7 @@ def plan_command(
     TP: accelerators per replica (EP: expert parallel); P/D: prefill and decode
     replica pools.
     """
-    from infermeter.perfmodel.planner import Option, Targets, plan
+    from infermeter.perfmodel.planner import Option, Targets, calibration_note, plan
     from infermeter.perfmodel.specs import get_workload
 
     wl = get_workload(model)
@@ -81,12 +81,14 @@ def plan_command(
         disaggregated=disaggregated,
         fit=fit,
     )
+    note = calibration_note(model, targets, fit)
     if as_json:
         typer.echo(
             json.dumps(
                 {
                     "targets": dataclasses.asdict(targets),
                     "label": "predicted (derived)",
+                    "note": note,
                     "options": [
                         {"feasible": isinstance(r, Option), **dataclasses.asdict(r)}
                         for r in rows
@@ -129,3 +131,5 @@ def plan_command(
     for r in rows:
         if not isinstance(r, Option):
             out.print(f"{r.accelerator}: infeasible: {r.reason}")
+    if note:
+        out.print(f"note: {note}")

@@ -302,6 +302,34 @@ def plan_accelerator(
     return Infeasible(acc.key, min(misses)[1] if misses else "no configuration")
 
 
+def calibration_note(model: str, t: Targets, fit: str | None = None) -> str | None:
+    """Why a plan is extrapolated, or None: the fit read no row of the benchmark, or
+    none with a TPOT bound as tight as the target's (its speed factor, fitted on
+    large batches, then also sets small, memory-bound batches)."""
+    wl = get_workload(model)
+    coef = load_coefficients(fit) if fit else load_coefficients()
+    if f"bench:{wl.key}" not in coef.values:
+        return (
+            f"extrapolated: the fit ({coef.label}) read no published {wl.key} row; "
+            "its speed comes from the part, stack and precision alone"
+        )
+    seen = [
+        limits[1]
+        for sc in ("Server", "Interactive")
+        if f"scenbench:{sc}|{wl.key}" in coef.values
+        and (limits := wl.limits(sc)) is not None
+    ]
+    tpot = 1000.0 / t.tokens_per_user
+    if seen and tpot >= min(seen):
+        return None
+    tightest = f"{min(seen):g} ms" if seen else "none: Offline rows only"
+    return (
+        f"extrapolated: {tpot:.0f} ms per token is tighter than the TPOT bound of any "
+        f"published {wl.key} row the fit ({coef.label}) read (tightest: {tightest}); "
+        "the speed fitted at large batches also sets these small, memory-bound ones"
+    )
+
+
 def plan(
     model: str,
     t: Targets,

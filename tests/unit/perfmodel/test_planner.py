@@ -9,6 +9,7 @@ from infermeter.perfmodel.planner import (
     Infeasible,
     Option,
     Targets,
+    calibration_note,
     plan,
     plan_accelerator,
 )
@@ -81,3 +82,18 @@ def test_disaggregated_pools_are_an_option_that_never_costs_more() -> None:
     assert split.accelerators <= mixed.accelerators
     if split.disaggregated:
         assert split.replicas >= 2  # one prefill and one decode replica at least
+
+
+def test_a_plan_beyond_the_calibrated_rows_says_it_is_extrapolated() -> None:
+    # The shipped fit read DeepSeek-R1 Server rows (TPOT bound 80 ms) only.
+    def note(model: str, tok_s: float, fit: str | None = None) -> str | None:
+        t = Targets(users=10, tokens_per_user=tok_s, ttft_ms=2000, isl=800, osl=4000)
+        return calibration_note(model, t, fit)
+
+    tight = note("deepseek-r1", 50)
+    assert tight is not None and "20 ms per token" in tight and "80 ms" in tight
+    assert note("deepseek-r1", 10) is None  # 100 ms: inside the published bound
+    unseen = note("gpt-oss-120b", 10)
+    assert unseen is not None and "no published gpt-oss-120b row" in unseen
+    older = note("deepseek-r1", 10, fit="v4.1")  # v4.1 had no DeepSeek-R1
+    assert older is not None and "fitted on v4.1" in older
