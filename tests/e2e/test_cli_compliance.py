@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 from infermeter.cli.main import app
+from tests.cli_main import run_main
 
 runner = CliRunner()
 
@@ -130,14 +129,9 @@ def test_unknown_test_and_missing_logs_are_one_line_usage_errors(
             "not found",
         ),
     ):
-        result = subprocess.run(
-            [sys.executable, "-m", "infermeter", "compliance", *args],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert result.returncode == 2, result.stderr
+        # In-process through main(): the console script's exit code and error line.
+        result = run_main("compliance", *args)
+        assert result.code == 2, result.stderr
         assert message in result.stderr
         assert "Traceback" not in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr

@@ -39,7 +39,7 @@ def test_completion_timeout_against_a_stopped_server(tmp_path: Path) -> None:
     cmd = [
         sys.executable, "-m", "infermeter", "run", "--sut", "openai",
         "--url", url, "--model", "m", "--benchmark", "llama2-70b",
-        "--scenario", "Server", "--target-qps", "20", "--min-duration", "4s",
+        "--scenario", "Server", "--target-qps", "20", "--min-duration", "2s",
         "--min-query-count", "16", "--performance-sample-count", "16",
         "--total-sample-count", "16", "--completion-timeout", "2s",
         "--output-dir", str(out), "--store", str(tmp_path / "store.db"),

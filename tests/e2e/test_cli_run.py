@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from infermeter.cli.main import app
+from tests.cli_main import run_main
 
 runner = CliRunner()
 
@@ -141,21 +140,9 @@ def test_a_sut_that_never_completes_is_invalid_not_a_hang(
 def test_bad_input_is_one_line_and_exit_2(
     args: list[str], message: str, tmp_path: Path
 ) -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "infermeter",
-            "run",
-            "--output-dir",
-            str(tmp_path / "r"),
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 2, result.stderr
+    # In-process through main(): the console script's exit code and error line.
+    result = run_main("run", "--output-dir", str(tmp_path / "r"), *args)
+    assert result.code == 2, result.stderr
     assert message in result.stderr
     assert "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
@@ -174,22 +161,10 @@ def test_bad_user_conf_names_file_line_and_key(
 ) -> None:
     path = tmp_path / "user.conf"
     path.write_text("# my settings\n" + conf)
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "infermeter",
-            "run",
-            "--user-conf",
-            str(path),
-            "--output-dir",
-            str(tmp_path / "r"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
+    result = run_main(
+        "run", "--user-conf", str(path), "--output-dir", str(tmp_path / "r")
     )
-    assert result.returncode == 2, result.stderr
+    assert result.code == 2, result.stderr
     line = result.stderr.strip()
     assert len(line.splitlines()) == 1
     assert f"{path}:2" in line

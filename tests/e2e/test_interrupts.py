@@ -233,13 +233,20 @@ def test_ctrl_c_on_the_default_simulated_run_keeps_its_endpoint_alive(
     runs: list[Run], tmp_path: Path
 ) -> None:
     """The simulated endpoint is a child process: Ctrl-C reaches it too, and it must
-    keep answering until the run has drained its requests."""
-    run = start(runs, tmp_path, "--min-duration", "600s")
+    keep answering until the run has drained its requests.
+
+    Answers of 64 tokens (~0.7 s each): dozens are still in flight when the
+    signal comes, and draining them takes ~1 s, not the ~7 s of the dataset's
+    own output lengths."""
+    run = start(runs, tmp_path, "--min-duration", "600s", "--output-len", "64")
     rows = run.wait_for_rows(20)
     run.signal(signal.SIGINT)
     assert run.wait() == 130, run.output()
     doc = _assert_complete_interrupted_folder(run, "SIGINT", rows)
-    assert doc["metrics"]["samples_failed"] == 0
+    metrics = doc["metrics"]
+    assert metrics["samples_failed"] == 0
+    assert metrics["samples_missing"] == 0
+    assert metrics["samples_completed"] == metrics["samples_issued"] > rows
 
 
 def _origin_ns(journal: Path) -> int:

@@ -30,11 +30,12 @@ Examples (each point runs --duration, 10 s by default):
                    # (needs: a Ray cluster started with ray start --head)
 
   infermeter sweep --url URL --model m --search --ttft-ms 2000 --tpot-ms 200 --duration 30
-                   # some minutes: 30 s a point (tests: --duration 1)
+                   # some minutes: 30 s a point (tests: --duration 0.5 --ttft-ms 200)
 
   infermeter sweep --url URL --model m --replay --trace mooncake.jsonl --speed 2
 
   infermeter sweep --url URL1 --url URL2 --routing prefix --model m --rates 5,10
+                   # 20 s (tests: --duration 2)
 """
 
 
