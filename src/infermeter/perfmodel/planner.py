@@ -4,11 +4,12 @@ For ``users`` concurrent streams at ``tokens_per_user`` tok/s each (TPOT target
 ``1 / tokens_per_user``), a replica carries the largest batch whose steady-state
 step (decode plus the amortised prefill of arriving prompts) meets the TPOT
 target with the p99 headroom and whose KV cache holds it, at the calibrated
-speed of that part, stack and benchmark; the Server derate applies. Memory and
-step time are MoE-aware: expert parallelism keeps one copy of the experts per
-replica and a copy of the attention per accelerator. Replicas = ceil(demand /
-replica throughput) (spec section 3.1 "Serving"). Costs and energy are derived
-figures, not measurements.
+speed of that part, stack and benchmark; the Server derate applies, and a
+replica carries no more than keeps its p99 TTFT and TPOT on target under random
+arrivals (``latency.tails``). Memory and step time are MoE-aware: expert
+parallelism keeps one copy of the experts per replica and a copy of the
+attention per accelerator. Replicas = ceil(demand / replica throughput) (spec
+section 3.1 "Serving"). Costs and energy are derived figures, not measurements.
 """
 
 from __future__ import annotations
@@ -20,8 +21,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
+import numpy as np
+
 from infermeter.errors import ConfigError
 from infermeter.perfmodel.calibrate import efficiency_for, load_coefficients
+from infermeter.perfmodel.latency import tails
 from infermeter.perfmodel.roofline import Deployment, Efficiency, prefill_s
 from infermeter.perfmodel.specs import (
     Accelerator,
@@ -86,7 +90,12 @@ class Targets:
 
 @dataclass(frozen=True, slots=True)
 class Option:
-    """One feasible configuration of one accelerator type (predicted, derived)."""
+    """One feasible configuration of one accelerator type (predicted, derived).
+
+    ``tpot_ms`` and ``ttft_ms`` are the p99s at the planned load per replica
+    under random arrivals (``latency.tails``); disaggregated pools (``P/D``)
+    report the decode step and the prefill without queueing (a lower bound).
+    """
 
     accelerator: str
     precision: str
@@ -194,11 +203,36 @@ def _best_shape(
             )
             continue
         replica = thr * eff.server
+        if not split:  # random arrivals: hold the p99s, not only the mean step
+            cap, off = _p99_capacity(dep, eff, wl, t)
+            if cap <= 0:
+                why = min(
+                    why,
+                    (
+                        off,
+                        f"TP{dep.tp} {prec.upper()}: the p99 TTFT or TPOT misses "
+                        f"the target {off:.1f}x even at the lightest load",
+                    ),
+                )
+                continue
+            replica = min(replica, cap)
         floor = 2 if split else 1  # a prefill and a decode replica at least
         need = dep.tp * max(floor, math.ceil(t.tokens_per_s / replica))
         if best is None or need < _need(best, t):
             best = (dep, replica, batch, step, split)
     return best if best is not None else why
+
+
+def _p99_capacity(
+    dep: Deployment, eff: Efficiency, wl: Workload, t: Targets
+) -> tuple[float, float]:
+    """Most tokens/s one replica serves with p99 TTFT and TPOT on target under
+    random arrivals, and how far off the lightest load is (1 = on target)."""
+    tl = tails(dep, eff, wl, "Server")
+    ttft_s, tpot_s = t.ttft_ms / 1e3, 1.0 / t.tokens_per_user
+    cap, _ = tl.capacity(ttft_s, tpot_s)
+    off = float(np.min(np.maximum(tl.ttft_p99_s / ttft_s, tl.tpot_p99_s / tpot_s)))
+    return cap, off
 
 
 def _need(shape: Shape, t: Targets) -> int:
@@ -246,6 +280,11 @@ def _option(
     price = prices().get(acc.key)
     usd_h = n * price[0] if price else None
     tok_s = t.tokens_per_s
+    ttft_s, tpot_s = prefill_s(dep, eff, t.isl) + step, step
+    if not split:  # p99 at the planned load per replica
+        ttft_s, tpot_s = tails(dep, eff, t.workload(base), "Server").at_rate(
+            tok_s / replicas
+        )
     lo, hi = BAND
     return Option(
         accelerator=acc.key,
@@ -254,8 +293,8 @@ def _option(
         batch_per_replica=batch,
         replicas=replicas,
         accelerators=n,
-        tpot_ms=step * 1e3,
-        ttft_ms=(prefill_s(dep, eff, t.isl) + step) * 1e3,
+        tpot_ms=tpot_s * 1e3,
+        ttft_ms=ttft_s * 1e3,
         tokens_per_s=tok_s,
         usd_per_hour=usd_h,
         usd_per_mtok=usd_h / (tok_s * 3600) * 1e6 if usd_h else None,

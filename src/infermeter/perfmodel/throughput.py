@@ -258,6 +258,19 @@ def best_config(
     return found
 
 
+def steady_state(
+    dep: Deployment, eff: Efficiency, wl: Workload, scenario: str
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Batch grid of one replica with its mean step and output tokens/s (no bound)."""
+    b_max = max_batch(dep, wl)
+    if b_max < 1:
+        zero = np.zeros(0)
+        return zero, zero, zero
+    b = _batches(b_max)
+    step = _step(dep, eff, wl, b, np.asarray(1.0), 1.0 + wl.spec_draft(scenario))
+    return b, step, b * wl.spec_tokens(scenario) / step
+
+
 def replica_throughput(
     dep: Deployment,
     wl: Workload,

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from infermeter.errors import ConfigError
+from infermeter.perfmodel.arrivals import (
+    make_requests,
+    poisson_arrivals,
+    workload_lengths,
+)
+from infermeter.perfmodel.calibrate import efficiency_for
 from infermeter.perfmodel.planner import (
     Infeasible,
     Option,
@@ -13,6 +20,10 @@ from infermeter.perfmodel.planner import (
     plan,
     plan_accelerator,
 )
+from infermeter.perfmodel.roofline import Deployment
+from infermeter.perfmodel.simulator import ServingConfig, simulate
+from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload
+from infermeter.perfmodel.throughput import MAX_BATCH_PER_ACCELERATOR
 
 TARGET = Targets(users=100, tokens_per_user=30, ttft_ms=2000, isl=1000, osl=300)
 
@@ -54,6 +65,13 @@ def test_impossible_configs_say_why_with_numbers() -> None:
     assert isinstance(got, Infeasible) and "ms per token" in got.reason
     a100 = plan_accelerator("a100-sxm", "llama2-70b", TARGET, precision="fp8")
     assert isinstance(a100, Infeasible) and "no FP8 rate" in a100.reason
+    # Unloaded, a 4,000-token prompt prefills in time on TP8 or more; its p99
+    # (3.4x longer prompts, queued behind others) does not on any shape.
+    tight = Targets(users=50, tokens_per_user=25, ttft_ms=250, isl=4000, osl=300)
+    got = plan_accelerator("h200-sxm", "llama2-70b", tight, precision="fp8")
+    assert isinstance(got, Infeasible)
+    assert "p99 TTFT or TPOT misses the target" in got.reason
+    assert "x even at the lightest load" in got.reason
 
 
 def test_moe_plans_keep_one_copy_of_the_experts_per_replica() -> None:
@@ -97,3 +115,43 @@ def test_a_plan_beyond_the_calibrated_rows_says_it_is_extrapolated() -> None:
     assert unseen is not None and "no published gpt-oss-120b row" in unseen
     older = note("deepseek-r1", 10, fit="v4.1")  # v4.1 had no DeepSeek-R1
     assert older is not None and "fitted on v4.1" in older
+
+
+def test_long_prompt_plans_hold_their_p99s_in_the_simulator() -> None:
+    # 4,000-token prompts at a 1 s TTFT: sizing replicas by the mean step alone
+    # gave 11 x H200 at TP1, whose simulated p99 TTFT was 2.4 s. The plan now
+    # sizes for the p99s under random arrivals and the simulator agrees.
+    t = Targets(users=200, tokens_per_user=25, ttft_ms=1000, isl=4000, osl=300)
+    opt = plan_accelerator("h200-sxm", "llama2-70b", t, precision="fp8")
+    assert isinstance(opt, Option) and not opt.disaggregated
+    assert opt.ttft_ms <= 1000 and opt.tpot_ms <= 40
+    base = get_workload("llama2-70b")
+    eff = efficiency_for(
+        "h200-sxm", "fp8", stack="trt-llm", benchmark=base.key, scenario="Interactive"
+    )
+
+    def simulated(tp: int, replicas: int, n: int) -> tuple[float, float]:
+        dep = Deployment(
+            get_accelerator("h200-sxm"),
+            get_model("llama2-70b"),
+            "fp8",
+            tp,
+            max_batch=MAX_BATCH_PER_ACCELERATOR * tp,
+        )
+        isl, osl = workload_lengths(t.workload(base), n, 1)
+        qps = t.tokens_per_s / t.osl / replicas
+        res = simulate(
+            ServingConfig(dep, eff),
+            make_requests(poisson_arrivals(qps, n, 1), isl, osl),
+        )
+        several = res.n_tokens > 1
+        return (
+            float(np.percentile(res.ttft_ns, 99)) / 1e6,
+            float(np.percentile(res.tpot_ns[several], 99)) / 1e6,
+        )
+
+    ttft, tpot = simulated(opt.tp, opt.replicas, 1200)
+    assert ttft <= 1.1 * 1000 and tpot <= 1.1 * 40
+    assert ttft == pytest.approx(opt.ttft_ms, rel=0.25)
+    ttft, _ = simulated(1, 11, 600)  # the mean-step sizing
+    assert ttft > 1.5 * 1000

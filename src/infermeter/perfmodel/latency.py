@@ -1,0 +1,134 @@
+"""p99 TTFT and TPOT of a replica under Poisson load, from the step model (derived).
+
+The steady-state model (``throughput``) sizes a replica by its mean step. A
+service level is a 99th percentile, and at the same mean two effects of random
+arrivals push the tail out (the discrete-event simulator, which runs the same
+step model request by request, shows both):
+
+- **TTFT**: prompts are prefilled ``CHUNK_TOKENS`` a step beside the running
+  decodes, so each needs ``S = ISL * mixed_step / CHUNK`` seconds of the
+  replica, and prompts queue. With load ``rho = rate * S`` the wait has the
+  exponential tail of an M/G/1 queue, P(wait > t) = rho * exp(-2 (1 - rho) t /
+  (S (1 + c^2))) (Kingman), ``c`` the spread of prompt lengths. The prompt's
+  own prefill (at least one step) adds its length's tail (a p99 prompt is
+  ``P99_PROMPT`` times the mean); the two tails add in quadrature (independent).
+- **TPOT**: a query's time per token is its steps' mean, and the prefill of
+  the prompts that arrive while it decodes lands in those steps: a Poisson
+  number in its ``n * step`` seconds, so the prefill time inside its window has
+  standard deviation ``S * sqrt(rate * n * step * (1 + c^2))`` and its time per
+  token ``spread / sqrt(n)``, ``spread = S * sqrt(rate * step * (1 + c^2))``.
+  Short outputs vary most: over exponential output lengths of mean ``N`` the
+  p99 over queries is ``6.96 * spread / sqrt(N)`` above the mean step
+  (P(Z > y sqrt(n)) averaged over n ~ Exp(N) is (1 - (1 + 2 / (y^2 N))^-1/2) / 2
+  = 1 % at y^2 N = 48.5); over equal lengths ``2.33 * spread / sqrt(N)``;
+  between them interpolated in the output lengths' cv^2.
+
+Prompt and output spreads are the simulator's (``arrivals.ISL_SIGMA``), so the
+two agree (tests/unit/perfmodel/test_latency.py).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from infermeter.perfmodel.arrivals import ISL_SIGMA
+from infermeter.perfmodel.roofline import (
+    Deployment,
+    Efficiency,
+    FloatArray,
+    step_time_s,
+)
+from infermeter.perfmodel.specs import Workload
+from infermeter.perfmodel.throughput import steady_state
+
+TAIL = 0.01  # service levels are 99th percentiles
+Z99 = 2.326  # standard normal 99th percentile
+Z99_EXPONENTIAL = 6.96  # the same over exponential output lengths (module doc)
+PROMPT_SCV = math.exp(ISL_SIGMA**2) - 1.0  # squared cv of lognormal prompt lengths
+P99_PROMPT = math.exp(ISL_SIGMA * Z99 - ISL_SIGMA**2 / 2.0)  # p99 / mean prompt
+CHUNK_TOKENS = 2048  # prefill tokens per step (the simulator's default)
+
+
+@dataclass(frozen=True, slots=True)
+class Tails:
+    """A replica's operating points under Poisson load, one per batch (derived)."""
+
+    batch: FloatArray
+    tokens_per_s: FloatArray
+    step_s: FloatArray
+    ttft_p99_s: FloatArray
+    tpot_p99_s: FloatArray
+
+    def at_rate(self, tokens_per_s: float) -> tuple[float, float]:
+        """p99 TTFT and TPOT (s) where the replica serves ``tokens_per_s``."""
+        order = np.argsort(self.tokens_per_s)
+        x = self.tokens_per_s[order]
+        ttft = float(np.interp(tokens_per_s, x, self.ttft_p99_s[order]))
+        tpot = float(np.interp(tokens_per_s, x, self.tpot_p99_s[order]))
+        return ttft, tpot
+
+    def capacity(self, ttft_s: float, tpot_s: float) -> tuple[float, int]:
+        """Most tokens/s with both p99s within bounds, and its batch; (0, 0) if none."""
+        ok = (self.ttft_p99_s <= ttft_s) & (self.tpot_p99_s <= tpot_s)
+        if not ok.any():
+            return 0.0, 0
+        i = int(np.argmax(np.where(ok, self.tokens_per_s, -1.0)))
+        return float(self.tokens_per_s[i]), int(self.batch[i])
+
+
+def _mixed_step(
+    dep: Deployment, eff: Efficiency, wl: Workload, b: FloatArray, prefill: float
+) -> FloatArray:
+    """A step of ``b`` decodes and ``prefill`` prompt tokens."""
+    return step_time_s(
+        dep,
+        eff,
+        decode=b * wl.beams,
+        sequences=b * wl.beams,
+        context=np.full_like(b, wl.resident_context),
+        prefill=np.full_like(b, prefill),
+        prefill_context=np.full_like(b, wl.isl_mean / 2.0),
+    )
+
+
+def _pipeline_fill(dep: Deployment, isl: float) -> float:
+    """One prompt's latency over its share of a pipelined replica's time: its
+    ``C`` chunks pass ``s`` stages one after another, (C + s - 1) / C (the step
+    model divides a step over every stage, right for throughput, not latency)."""
+    if dep.ep or dep.stages == 1:
+        return 1.0
+    chunks = max(1, math.ceil(isl / CHUNK_TOKENS))
+    return (chunks + dep.stages - 1) / chunks
+
+
+def _output_z(osl_cv: float) -> float:
+    return Z99 + (Z99_EXPONENTIAL - Z99) * min(osl_cv**2, 1.0)
+
+
+def tails(dep: Deployment, eff: Efficiency, wl: Workload, scenario: str) -> Tails:
+    """p99 TTFT and TPOT at every batch of the steady-state grid (derived).
+
+    Prompts are prefilled ``CHUNK_TOKENS`` a step beside the running decodes, so
+    a prompt's service ``S = ISL * mixed_step / CHUNK`` grows with the batch.
+    """
+    b, step, thr = steady_state(dep, eff, wl, scenario)
+    emitted = wl.spec_tokens(scenario)
+    chunk = float(min(CHUNK_TOKENS, max(wl.isl_mean, 1.0)))
+    mixed = _mixed_step(dep, eff, wl, b, chunk)
+    decode = _mixed_step(dep, eff, wl, b, 0.0)
+    service = wl.isl_mean * mixed / chunk
+    rate = thr / wl.osl_mean  # prompts per second
+    rho = np.minimum(rate * service, 1.0 - 1e-9)
+    mean_wait = service * (1.0 + PROMPT_SCV) / (2.0 * (1.0 - rho))
+    wait = np.where(rho > TAIL, mean_wait * np.log(np.maximum(rho, TAIL) / TAIL), 0.0)
+    own = np.maximum(service, mixed) * _pipeline_fill(dep, wl.isl_mean)
+    p99 = wl.isl_mean * P99_PROMPT
+    own_tail = np.maximum(service * P99_PROMPT, mixed) * _pipeline_fill(dep, p99) - own
+    ttft = own + np.sqrt(wait**2 + own_tail**2)
+    extra = wl.isl_mean * np.maximum(mixed - decode, 0.0) / chunk  # per prompt
+    spread = extra * np.sqrt(rate * step * (1.0 + PROMPT_SCV))
+    tpot = step / emitted + _output_z(wl.osl_cv) * spread / math.sqrt(wl.osl_mean)
+    return Tails(b, thr, step, ttft, tpot)
