@@ -24,9 +24,11 @@ def plan_command(
     model: Annotated[str, Opt(help="Model, e.g. llama2-70b.")] = "llama2-70b",
     users: Annotated[int, Opt(help="Concurrent users (streams).")] = 100,
     tokens_per_user: Annotated[
-        float, Opt(help="Output tokens/s each user needs.")
+        float, Opt(help="Output tokens/s each user needs (p99 TPOT = 1 / this).")
     ] = 30.0,
-    ttft_ms: Annotated[float, Opt(help="Time-to-first-token target (ms).")] = 2000.0,
+    ttft_ms: Annotated[
+        float, Opt(help="p99 time-to-first-token target (ms).")
+    ] = 2000.0,
     precision: Annotated[
         str | None, Opt(help="fp16, fp8 or fp4 (default: all).")
     ] = None,
@@ -60,7 +62,8 @@ def plan_command(
       infermeter plan --model deepseek-r1 --users 60 --accelerator b200 --disaggregated
 
     TP: accelerators per replica (EP: expert parallel); P/D: prefill and decode
-    replica pools.
+    replica pools. TPOT p99 / TTFT p99: at the planned load per replica under
+    random (Poisson) arrivals; a P/D row's TTFT is its prefill without queueing.
     """
     from infermeter.perfmodel.planner import Option, Targets, calibration_note, plan
     from infermeter.perfmodel.specs import get_workload
