@@ -23,8 +23,10 @@ step model request by request, shows both):
   = 1 % at y^2 N = 48.5); over equal lengths ``2.33 * spread / sqrt(N)``;
   between them interpolated in the output lengths' cv^2.
 
-Prompt and output spreads are the simulator's (``arrivals.ISL_SIGMA``), so the
-two agree (tests/unit/perfmodel/test_latency.py).
+The prompt spread is the simulator's (``arrivals.ISL_SIGMA``); the output spread
+is the workload's ``osl_cv`` (the simulator draws outputs with cv 0.8, near the
+Llama 2 70B benchmark's 0.75), and the two agree there
+(tests/unit/perfmodel/test_latency.py).
 """
 
 from __future__ import annotations
