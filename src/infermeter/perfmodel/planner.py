@@ -229,6 +229,8 @@ def _p99_capacity(
     """Most tokens/s one replica serves with p99 TTFT and TPOT on target under
     random arrivals, and how far off the lightest load is (1 = on target)."""
     tl = tails(dep, eff, wl, "Server")
+    if tl.batch.size == 0:  # not even one sequence fits
+        return 0.0, math.inf
     ttft_s, tpot_s = t.ttft_ms / 1e3, 1.0 / t.tokens_per_user
     cap, _ = tl.capacity(ttft_s, tpot_s)
     off = float(np.min(np.maximum(tl.ttft_p99_s / ttft_s, tl.tpot_p99_s / tpot_s)))
