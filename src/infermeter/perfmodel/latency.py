@@ -5,18 +5,20 @@ service level is a 99th percentile, and at the same mean two effects of random
 arrivals push the tail out (the discrete-event simulator, which runs the same
 step model request by request, shows both):
 
-- **TTFT**: prompts are prefilled ``CHUNK_TOKENS`` a step beside the running
-  decodes, so each needs ``S = ISL * mixed_step / CHUNK`` seconds of the
-  replica, and prompts queue. With load ``rho = rate * S`` the wait has the
-  exponential tail of an M/G/1 queue, P(wait > t) = rho * exp(-2 (1 - rho) t /
-  (S (1 + c^2))) (Kingman), ``c`` the spread of prompt lengths. The prompt's
-  own prefill (at least one step) adds its length's tail (a p99 prompt is
-  ``P99_PROMPT`` times the mean); the two tails add in quadrature (independent).
+- **TTFT**: prompts are prefilled up to ``CHUNK_TOKENS`` a step beside the
+  running decodes, so each is ``S`` seconds of queued work (its tokens' share
+  of chunk steps plus the base time of the steps it rides), and prompts queue.
+  With load ``rho = rate * S`` the wait has the exponential tail of an M/G/1
+  queue, P(wait > t) = rho * exp(-2 (1 - rho) t / (S (1 + c^2))) (Kingman),
+  ``c`` the spread of prompt lengths. The prompt's own prefill (its chunks'
+  steps) adds its length's tail (a p99 prompt is ``P99_PROMPT`` times the
+  mean); the two tails add in quadrature (independent).
 - **TPOT**: a query's time per token is its steps' mean, and the prefill of
   the prompts that arrive while it decodes lands in those steps: a Poisson
-  number in its ``n * step`` seconds, so the prefill time inside its window has
-  standard deviation ``S * sqrt(rate * n * step * (1 + c^2))`` and its time per
-  token ``spread / sqrt(n)``, ``spread = S * sqrt(rate * step * (1 + c^2))``.
+  number in its ``n * step`` seconds, each ``P`` (its tokens' share of chunk
+  steps), so the prefill time inside its window has standard deviation
+  ``P * sqrt(rate * n * step * (1 + c^2))`` and its time per token
+  ``spread / sqrt(n)``, ``spread = P * sqrt(rate * step * (1 + c^2))``.
   Short outputs vary most: over exponential output lengths of mean ``N`` the
   p99 over queries is ``6.96 * spread / sqrt(N)`` above the mean step
   (P(Z > y sqrt(n)) averaged over n ~ Exp(N) is (1 - (1 + 2 / (y^2 N))^-1/2) / 2
@@ -110,27 +112,39 @@ def _output_z(osl_cv: float) -> float:
     return Z99 + (Z99_EXPONENTIAL - Z99) * min(osl_cv**2, 1.0)
 
 
-def tails(dep: Deployment, eff: Efficiency, wl: Workload, scenario: str) -> Tails:
-    """p99 TTFT and TPOT at every batch of the steady-state grid (derived).
+def _own_prefill(
+    dep: Deployment, eff: Efficiency, wl: Workload, b: FloatArray, isl: float
+) -> FloatArray:
+    """Seconds from a prompt's first chunk to its first token: its chunks' steps
+    (a short prompt rides one step with its own tokens), stages filled."""
+    chunks = max(1, math.ceil(isl / CHUNK_TOKENS))
+    step = _mixed_step(dep, eff, wl, b, min(isl, float(CHUNK_TOKENS)))
+    out: FloatArray = chunks * step * _pipeline_fill(dep, isl)
+    return out
 
-    Prompts are prefilled ``CHUNK_TOKENS`` a step beside the running decodes, so
-    a prompt's service ``S = ISL * mixed_step / CHUNK`` grows with the batch.
-    """
+
+def tails(dep: Deployment, eff: Efficiency, wl: Workload, scenario: str) -> Tails:
+    """p99 TTFT and TPOT at every batch of the steady-state grid (derived)."""
     b, step, thr = steady_state(dep, eff, wl, scenario)
     emitted = wl.spec_tokens(scenario)
-    chunk = float(min(CHUNK_TOKENS, max(wl.isl_mean, 1.0)))
-    mixed = _mixed_step(dep, eff, wl, b, chunk)
+    chunk = float(CHUNK_TOKENS)
+    full = _mixed_step(dep, eff, wl, b, chunk)
     decode = _mixed_step(dep, eff, wl, b, 0.0)
-    service = wl.isl_mean * mixed / chunk
     rate = thr / wl.osl_mean  # prompts per second
+    # A prompt pays its tokens' share of chunk steps plus the base (decode) time
+    # of the steps it rides: ISL / CHUNK of them for a long prompt; for a short
+    # one a step shared with the prompts that arrived with it (about rate * step
+    # of them, as many as the chunk holds).
+    marginal = wl.isl_mean * np.maximum(full - decode, 0.0) / chunk
+    rides = max(1.0, wl.isl_mean / chunk)
+    sharing = np.clip(rate * step, 1.0, max(1.0, chunk / wl.isl_mean))
+    service = marginal + decode * rides / sharing
     rho = np.minimum(rate * service, 1.0 - 1e-9)
     mean_wait = service * (1.0 + PROMPT_SCV) / (2.0 * (1.0 - rho))
     wait = np.where(rho > TAIL, mean_wait * np.log(np.maximum(rho, TAIL) / TAIL), 0.0)
-    own = np.maximum(service, mixed) * _pipeline_fill(dep, wl.isl_mean)
-    p99 = wl.isl_mean * P99_PROMPT
-    own_tail = np.maximum(service * P99_PROMPT, mixed) * _pipeline_fill(dep, p99) - own
+    own = _own_prefill(dep, eff, wl, b, wl.isl_mean)
+    own_tail = _own_prefill(dep, eff, wl, b, wl.isl_mean * P99_PROMPT) - own
     ttft = own + np.sqrt(wait**2 + own_tail**2)
-    extra = wl.isl_mean * np.maximum(mixed - decode, 0.0) / chunk  # per prompt
-    spread = extra * np.sqrt(rate * step * (1.0 + PROMPT_SCV))
+    spread = marginal * np.sqrt(rate * step * (1.0 + PROMPT_SCV))
     tpot = step / emitted + _output_z(wl.osl_cv) * spread / math.sqrt(wl.osl_mean)
     return Tails(b, thr, step, ttft, tpot)
