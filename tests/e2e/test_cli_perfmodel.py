@@ -137,3 +137,19 @@ def test_every_new_command_has_examples_in_help() -> None:
     ):
         res = runner.invoke(app, [*args, "--help"])
         assert res.exit_code == 0 and "Examples" in res.output
+
+
+def test_plan_simulate_checks_each_option_in_the_serving_simulator() -> None:
+    args = ["plan", "--users", "200", "--tokens-per-user", "25", "--ttft-ms", "1000"]
+    args += ["--isl", "4000", "--osl", "300", "--accelerator", "h200-sxm"]
+    res = runner.invoke(app, [*args, "--simulate", "600", "--json"])
+    assert res.exit_code == 0, res.output
+    (opt,) = json.loads(res.output)["options"]
+    sim = opt["simulated"]
+    assert sim["requests"] == 600 and sim["seed"] == 1
+    # One replica at its planned load holds the targets in the simulator too.
+    assert 0 < sim["ttft_p99_ms"] <= 1.1 * 1000 and 0 < sim["tpot_p99_ms"] <= 40
+    table = runner.invoke(app, [*args, "--simulate", "600"])
+    assert table.exit_code == 0 and "one replica at its planned load" in table.output
+    bad = runner.invoke(app, [*args, "--simulate", "-1"])
+    assert bad.exit_code != 0 and "--simulate must be >= 0" in str(bad.exception)

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Column, Table
 
 from infermeter.cli.main import app
+from infermeter.errors import ConfigError
+
+if TYPE_CHECKING:
+    from infermeter.perfmodel.plancheck import Simulated
+    from infermeter.perfmodel.planner import Infeasible, Option, Targets
 
 Opt = typer.Option
 
@@ -48,6 +53,13 @@ def plan_command(
         str | None,
         Opt(help="Coefficients: a shipped fit (v4.1, v4.1+v5.1) or a JSON file."),
     ] = None,
+    simulate: Annotated[
+        int,
+        Opt(
+            help="Check each option in the serving simulator: one replica at its "
+            "planned load, this many Poisson requests (0: off)."
+        ),
+    ] = 0,
     as_json: Annotated[bool, Opt("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Per accelerator type, the cheapest (precision, TP, replicas) meeting the targets.
@@ -60,6 +72,8 @@ def plan_command(
       infermeter plan --precision fp8 --isl 1000 --osl 300 --accelerator h100-sxm --json
 
       infermeter plan --model deepseek-r1 --users 60 --accelerator b200 --disaggregated
+
+      infermeter plan --isl 4000 --ttft-ms 1000 --accelerator h200-sxm --simulate 2000
 
     TP: accelerators per replica (EP: expert parallel); P/D: prefill and decode
     replica pools. TPOT p99 / TTFT p99: at the planned load per replica under
@@ -85,6 +99,7 @@ def plan_command(
         fit=fit,
     )
     note = calibration_note(model, targets, fit)
+    sims = _simulated(rows, model, targets, simulate, fit, quiet=as_json)
     if as_json:
         typer.echo(
             json.dumps(
@@ -93,8 +108,12 @@ def plan_command(
                     "label": "predicted (derived)",
                     "note": note,
                     "options": [
-                        {"feasible": isinstance(r, Option), **dataclasses.asdict(r)}
-                        for r in rows
+                        {
+                            "feasible": isinstance(r, Option),
+                            **dataclasses.asdict(r),
+                            **({"simulated": _sim_dict(sims[i])} if simulate else {}),
+                        }
+                        for i, r in enumerate(rows)
                     ],
                 },
                 indent=2,
@@ -112,12 +131,17 @@ def plan_command(
         "$/h",
         "$/Mtok",
         "tok/J",
+        *(["Sim p99 TPOT / TTFT ms"] if simulate else []),
         title="Plan (predicted, derived)",
     )
     out = Console(highlight=False)
-    for r in rows:
+    for i, r in enumerate(rows):
         if isinstance(r, Option):
             lo, hi = r.accelerators_band
+            sim = sims[i]
+            extra = [
+                "-" if sim is None else f"{sim.tpot_p99_ms:.1f} / {sim.ttft_p99_ms:.0f}"
+            ]
             table.add_row(
                 r.accelerator,
                 r.precision,
@@ -129,10 +153,47 @@ def plan_command(
                 _money(r.usd_per_hour, ".2f"),
                 _money(r.usd_per_mtok, ".3f"),
                 _money(r.tokens_per_joule, ".2f"),
+                *(extra if simulate else []),
             )
     out.print(table)
+    if simulate:
+        out.print(
+            f"simulated: one replica at its planned load, {simulate} Poisson "
+            "requests (seed 1), the workload's lengths; '-': not simulated (P/D)"
+        )
     for r in rows:
         if not isinstance(r, Option):
             out.print(f"{r.accelerator}: infeasible: {r.reason}")
     if note:
         out.print(f"note: {note}")
+
+
+def _simulated(
+    rows: list[Option | Infeasible],
+    model: str,
+    targets: Targets,
+    requests: int,
+    fit: str | None,
+    *,
+    quiet: bool,
+) -> list[Simulated | None]:
+    """Each option checked in the simulator (None: infeasible, P/D, or off)."""
+    from infermeter.perfmodel.plancheck import simulate_option
+    from infermeter.perfmodel.planner import Option
+
+    if requests < 0:
+        raise ConfigError(f"--simulate must be >= 0 requests (got {requests}).")
+    out: list[Simulated | None] = []
+    err = Console(stderr=True, highlight=False)
+    for r in rows:
+        if not requests or not isinstance(r, Option):
+            out.append(None)
+            continue
+        if not quiet:
+            err.print(f"simulating {r.accelerator} ({requests} requests)...")
+        out.append(simulate_option(r, model, targets, requests=requests, fit=fit))
+    return out
+
+
+def _sim_dict(sim: Simulated | None) -> dict[str, float | int] | None:
+    return None if sim is None else dataclasses.asdict(sim)

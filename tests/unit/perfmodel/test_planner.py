@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
+import dataclasses
+
 import pytest
 
 from infermeter.errors import ConfigError
-from infermeter.perfmodel.arrivals import (
-    make_requests,
-    poisson_arrivals,
-    workload_lengths,
-)
-from infermeter.perfmodel.calibrate import efficiency_for
+from infermeter.perfmodel.plancheck import simulate_option
 from infermeter.perfmodel.planner import (
     Infeasible,
     Option,
@@ -20,10 +16,6 @@ from infermeter.perfmodel.planner import (
     plan,
     plan_accelerator,
 )
-from infermeter.perfmodel.roofline import Deployment
-from infermeter.perfmodel.simulator import ServingConfig, simulate
-from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload
-from infermeter.perfmodel.throughput import MAX_BATCH_PER_ACCELERATOR
 
 TARGET = Targets(users=100, tokens_per_user=30, ttft_ms=2000, isl=1000, osl=300)
 
@@ -125,33 +117,14 @@ def test_long_prompt_plans_hold_their_p99s_in_the_simulator() -> None:
     opt = plan_accelerator("h200-sxm", "llama2-70b", t, precision="fp8")
     assert isinstance(opt, Option) and not opt.disaggregated
     assert opt.ttft_ms <= 1000 and opt.tpot_ms <= 40
-    base = get_workload("llama2-70b")
-    eff = efficiency_for(
-        "h200-sxm", "fp8", stack="trt-llm", benchmark=base.key, scenario="Interactive"
-    )
-
-    def simulated(tp: int, replicas: int, n: int) -> tuple[float, float]:
-        dep = Deployment(
-            get_accelerator("h200-sxm"),
-            get_model("llama2-70b"),
-            "fp8",
-            tp,
-            max_batch=MAX_BATCH_PER_ACCELERATOR * tp,
-        )
-        isl, osl = workload_lengths(t.workload(base), n, 1)
-        qps = t.tokens_per_s / t.osl / replicas
-        res = simulate(
-            ServingConfig(dep, eff),
-            make_requests(poisson_arrivals(qps, n, 1), isl, osl),
-        )
-        several = res.n_tokens > 1
-        return (
-            float(np.percentile(res.ttft_ns, 99)) / 1e6,
-            float(np.percentile(res.tpot_ns[several], 99)) / 1e6,
-        )
-
-    ttft, tpot = simulated(opt.tp, opt.replicas, 1200)
-    assert ttft <= 1.1 * 1000 and tpot <= 1.1 * 40
-    assert ttft == pytest.approx(opt.ttft_ms, rel=0.25)
-    ttft, _ = simulated(1, 11, 600)  # the mean-step sizing
-    assert ttft > 1.5 * 1000
+    sim = simulate_option(opt, "llama2-70b", t, requests=1200)
+    assert sim is not None and sim.meets(dataclasses.replace(t, ttft_ms=1100))
+    assert sim.ttft_p99_ms == pytest.approx(opt.ttft_ms, rel=0.25)
+    # The mean-step sizing: 11 x TP1.
+    old = dataclasses.replace(opt, tp=1, replicas=11, accelerators=11)
+    sim = simulate_option(old, "llama2-70b", t, requests=600)
+    assert sim is not None and sim.ttft_p99_ms > 1.5 * 1000
+    pools = dataclasses.replace(opt, disaggregated=True)
+    assert simulate_option(pools, "llama2-70b", t, requests=600) is None
+    with pytest.raises(ConfigError, match="needs >= 10 requests"):
+        simulate_option(opt, "llama2-70b", t, requests=5)
