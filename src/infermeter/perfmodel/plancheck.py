@@ -1,17 +1,16 @@
 """Check a plan in the serving simulator: one replica at its planned load (derived).
 
 The planner sizes replicas analytically (``latency.tails``); ``simulate_option``
-runs the discrete-event simulator on one replica of a planned option, at the
-option's calibrated speed, with Poisson arrivals at the planned rate per replica
-and the workload's lengths, and returns the simulated p99 TTFT and TPOT. Both
-are simulated figures, not measurements.
+runs the discrete-event simulator on one replica of a planned option
+(``systems.build_system``, at the option's calibrated speed) with Poisson
+arrivals at the planned rate per replica and the workload's lengths, and returns
+the simulated p99 TTFT and TPOT as LoadGen takes them (``verdict.judge_server``).
+Both are simulated figures, not measurements.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import numpy as np
 
 from infermeter.errors import ConfigError
 from infermeter.perfmodel.arrivals import (
@@ -19,12 +18,11 @@ from infermeter.perfmodel.arrivals import (
     poisson_arrivals,
     workload_lengths,
 )
-from infermeter.perfmodel.calibrate import efficiency_for, load_coefficients
-from infermeter.perfmodel.planner import Option, Targets, scenario_for
-from infermeter.perfmodel.roofline import Deployment
-from infermeter.perfmodel.simulator import ServingConfig, simulate
-from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload
-from infermeter.perfmodel.throughput import MAX_BATCH_PER_ACCELERATOR
+from infermeter.perfmodel.planner import Option, Targets
+from infermeter.perfmodel.simulator import simulate
+from infermeter.perfmodel.specs import get_workload
+from infermeter.perfmodel.systems import build_system
+from infermeter.perfmodel.verdict import NS_PER_MS, judge_server
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,38 +57,20 @@ def simulate_option(
         raise ConfigError(f"--simulate needs >= 10 requests (got {requests}).")
     if option.disaggregated:
         return None
-    acc, arch, base = (
-        get_accelerator(option.accelerator),
-        get_model(model),
-        get_workload(model),
-    )
-    eff = efficiency_for(
-        acc.key,
-        option.precision,
-        stack=stack,
-        benchmark=base.key,
-        scenario=scenario_for(t, base),
-        coefficients=load_coefficients(fit) if fit else None,
-    )
-    dep = Deployment(
-        acc,
-        arch,
-        option.precision,
+    cfg = build_system(
+        option.accelerator,
         option.tp,
+        model,
+        precision=option.precision,
+        tp=option.tp,
         ep=option.expert_parallel,
-        domain=min(acc.scaleup_domain, option.tp),
-        max_batch=MAX_BATCH_PER_ACCELERATOR * option.tp,
+        stack=stack,
+        coefficients=fit,
     )
-    isl, osl = workload_lengths(t.workload(base), requests, seed)
+    isl, osl = workload_lengths(t.workload(get_workload(model)), requests, seed)
     qps = t.tokens_per_s / t.osl / option.replicas
-    res = simulate(
-        ServingConfig(dep, eff),
-        make_requests(poisson_arrivals(qps, requests, seed), isl, osl),
-    )
-    several = res.n_tokens > 1
+    res = simulate(cfg, make_requests(poisson_arrivals(qps, requests, seed), isl, osl))
+    p99 = judge_server(res, ttft_ms=t.ttft_ms, tpot_ms=1e3 / t.tokens_per_user)
     return Simulated(
-        float(np.percentile(res.ttft_ns, 99)) / 1e6,
-        float(np.percentile(res.tpot_ns[several], 99)) / 1e6 if several.any() else 0.0,
-        requests,
-        seed,
+        p99.ttft_p99_ns / NS_PER_MS, p99.tpot_p99_ns / NS_PER_MS, requests, seed
     )

@@ -34,6 +34,7 @@ def build_system(
     *,
     precision: str | None = None,
     tp: int | None = None,
+    ep: bool = False,
     router: str = "least-loaded",
     stack: str = "trt-llm",
     coefficients: str | None = None,
@@ -42,7 +43,8 @@ def build_system(
 
     Missing ``precision`` -> the part's lowest native one; missing ``tp`` -> the
     replica shape with the best Server throughput (expert parallel for MoE where
-    it wins). Coefficients come from calibration.
+    it wins); a given ``tp`` runs expert parallel when ``ep``. Coefficients come
+    from calibration.
     """
     acc = get_accelerator(accelerator)
     arch = get_model(model)
@@ -58,8 +60,6 @@ def build_system(
     if tp is None:
         choice = best_config(system, wl, "Server", eff)
         tp, ep = choice.tp, choice.ep
-    else:
-        ep = False
     if tp not in tp_options(count):
         raise ConfigError(
             f"TP size {tp} must divide the accelerator count {count}; "

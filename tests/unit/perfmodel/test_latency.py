@@ -12,6 +12,7 @@ from infermeter.perfmodel.roofline import Deployment, Efficiency, prefill_s
 from infermeter.perfmodel.simulator import ServingConfig, simulate_server
 from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload
 from infermeter.perfmodel.throughput import MAX_BATCH_PER_ACCELERATOR
+from infermeter.perfmodel.verdict import judge_server
 
 EFF = Efficiency()
 WL = get_workload("llama2-70b")
@@ -29,11 +30,8 @@ def _simulated_p99(tokens_per_s: float) -> tuple[float, float]:
     res = simulate_server(
         ServingConfig(DEP, EFF), WL, tokens_per_s / WL.osl_mean, 2500, seed=1
     )
-    several = res.n_tokens > 1
-    return (
-        float(np.percentile(res.ttft_ns, 99)) / 1e9,
-        float(np.percentile(res.tpot_ns[several], 99)) / 1e9,
-    )
+    p99 = judge_server(res, ttft_ms=TTFT_S * 1e3, tpot_ms=TPOT_S * 1e3)
+    return p99.ttft_p99_ns / 1e9, p99.tpot_p99_ns / 1e9
 
 
 def test_p99s_grow_with_load_and_never_beat_an_idle_replica() -> None:
