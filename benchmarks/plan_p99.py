@@ -211,15 +211,9 @@ def main() -> None:
     capacity_vs_simulator()
     dep, wl = _dep("b200", "llama3.1-405b", "fp4", 8), get_workload("llama3.1-405b")
     tl = tails(dep, EFF, wl, "Interactive")
-    cap, batch = tl.capacity(4.5, 0.080)
+    _, batch = tl.capacity(4.5, 0.080)
     i = int(np.flatnonzero(tl.batch == batch)[0])
-    # The queue's load and prompt service time at that capacity, from the model.
-    from infermeter.perfmodel.latency import _mixed_step
-
-    full = float(_mixed_step(dep, EFF, wl, tl.batch[i : i + 1], 2048.0)[0])
-    dec = float(_mixed_step(dep, EFF, wl, tl.batch[i : i + 1], 0.0)[0])
-    service = wl.isl_mean * (full - dec) / 2048 + dec * wl.isl_mean / 2048
-    rho = cap / wl.osl_mean * service
+    rho, service = float(tl.prefill_load[i]), float(tl.prompt_s[i])
     print(
         f"   bare M/G/1, rho {rho:.2f}, service {service:.2f} s: p99 wait + service"
         f" {bare_mg1(rho, service, wl.isl_mean):.2f} s"

@@ -65,6 +65,8 @@ class Tails:
     step_s: FloatArray
     ttft_p99_s: FloatArray
     tpot_p99_s: FloatArray
+    prompt_s: FloatArray  # queued prefill work per prompt (the M/G/1 service)
+    prefill_load: FloatArray  # rho: the share of the replica's time on prefill
 
     def at_rate(self, tokens_per_s: float) -> tuple[float, float]:
         """p99 TTFT and TPOT (s) where the replica serves ``tokens_per_s``."""
@@ -147,4 +149,4 @@ def tails(dep: Deployment, eff: Efficiency, wl: Workload, scenario: str) -> Tail
     ttft = own + np.sqrt(wait**2 + own_tail**2)
     spread = marginal * np.sqrt(rate * step * (1.0 + PROMPT_SCV))
     tpot = step / emitted + _output_z(wl.osl_cv) * spread / math.sqrt(wl.osl_mean)
-    return Tails(b, thr, step, ttft, tpot)
+    return Tails(b, thr, step, ttft, tpot, service, rho)
