@@ -50,12 +50,13 @@ def test_p99s_grow_with_load_and_never_beat_an_idle_replica() -> None:
 
 
 def test_capacity_holds_in_the_simulator_and_one_and_a_half_times_it_does_not() -> None:
-    # The mean-step model alone would run this replica at 0.83 of Offline; with
-    # the p99s it stops near 0.6, where the simulator (same step model, request
-    # by request, Poisson arrivals, lognormal lengths) still meets both bounds.
+    # With the p99s this replica stops at about 0.84 of Offline (Llama 2 70B's
+    # prompts average 222 tokens, so the queue for prefill stays short); there the
+    # simulator (same step model, request by request, Poisson arrivals, lognormal
+    # lengths) still meets both bounds, and at 1.5x it does not.
     tl = tails(DEP, EFF, WL, "Interactive")
     cap, batch = tl.capacity(TTFT_S, TPOT_S)
-    assert 0.4 < cap / float(tl.tokens_per_s.max()) < 0.8 and batch > 1
+    assert 0.4 < cap / float(tl.tokens_per_s.max()) < 0.95 and batch > 1
     ttft, tpot = _simulated_p99(cap)
     assert ttft <= 1.15 * TTFT_S and tpot <= 1.15 * TPOT_S
     ttft, tpot = _simulated_p99(1.5 * cap)
