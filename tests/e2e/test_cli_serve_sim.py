@@ -55,7 +55,7 @@ def test_serve_sim_subprocess_answers_with_simulated_timing() -> None:
             "error: Unknown accelerator 'h300'. Known: a100-sxm",
         ),
         (["--model", "gpt5"], "error: Unknown model 'gpt5'"),
-        (["--count", "1", "--tp", "1", "--precision", "fp16"], "needs 138.2 GB"),
+        (["--count", "1", "--tp", "1", "--precision", "fp16"], "needs 138.1 GB"),
         (["--time-scale", "0"], "error: --time-scale must be > 0 (got 0)."),
     ],
 )
