@@ -36,6 +36,22 @@ def test_plan_json_lists_options_and_infeasible_types() -> None:
     assert by["h100-sxm"]["feasible"] and by["h100-sxm"]["tp"] >= 1
     assert not by["l4"]["feasible"] and "ms per token" in by["l4"]["reason"]
     assert "tighter than the TPOT bound" in data["note"]  # 17 ms < 40 ms published
+    assert data["lengths_note"] is None  # --isl given
+
+
+def test_plan_says_when_the_input_length_is_an_assumption() -> None:
+    # Llama 2 70B's prompt lengths are measured (222.3 tokens a sample); Llama 3.1
+    # 405B's are not published in the sources read, so its default is assumed.
+    measured = runner.invoke(app, ["plan", "--accelerator", "h200-sxm", "--json"])
+    assert measured.exit_code == 0, measured.output
+    data = json.loads(measured.output)
+    assert data["targets"]["isl"] == 222 and data["lengths_note"] is None
+    args = ["plan", "--model", "llama3.1-405b", "--accelerator", "b200"]
+    assumed = runner.invoke(app, [*args, "--users", "4"])
+    assert assumed.exit_code == 0, assumed.output
+    assert "9,400 tokens is not published" in assumed.output.replace("\n", " ")
+    given = runner.invoke(app, [*args, "--users", "4", "--isl", "2000", "--json"])
+    assert given.exit_code == 0 and json.loads(given.output)["lengths_note"] is None
 
 
 def test_plan_table_and_bad_input() -> None:

@@ -79,7 +79,13 @@ def plan_command(
     replica pools. TPOT p99 / TTFT p99: at the planned load per replica under
     random (Poisson) arrivals; a P/D row's TTFT is its prefill without queueing.
     """
-    from infermeter.perfmodel.planner import Option, Targets, calibration_note, plan
+    from infermeter.perfmodel.planner import (
+        Option,
+        Targets,
+        calibration_note,
+        lengths_note,
+        plan,
+    )
     from infermeter.perfmodel.specs import get_workload
 
     wl = get_workload(model)
@@ -99,6 +105,7 @@ def plan_command(
         fit=fit,
     )
     note = calibration_note(model, targets, fit)
+    assumed = lengths_note(model, isl_given=bool(isl))
     sims = _simulated(rows, model, targets, simulate, fit, quiet=as_json)
     if as_json:
         typer.echo(
@@ -107,6 +114,7 @@ def plan_command(
                     "targets": dataclasses.asdict(targets),
                     "label": "predicted (derived)",
                     "note": note,
+                    "lengths_note": assumed,
                     "options": [
                         {
                             "feasible": isinstance(r, Option),
@@ -164,8 +172,9 @@ def plan_command(
     for r in rows:
         if not isinstance(r, Option):
             out.print(f"{r.accelerator}: infeasible: {r.reason}")
-    if note:
-        out.print(f"note: {note}")
+    for line in (note, assumed):
+        if line:
+            out.print(f"note: {line}")
 
 
 def _simulated(

@@ -395,6 +395,18 @@ def calibration_note(model: str, t: Targets, fit: str | None = None) -> str | No
     )
 
 
+def lengths_note(model: str, isl_given: bool) -> str | None:
+    """Say so when the plan runs on the benchmark's assumed mean input length (the
+    dataset's per-sample lengths were not published in the sources read)."""
+    wl = get_workload(model)
+    if isl_given or not wl.isl_assumed:
+        return None
+    return (
+        f"assumed: {wl.key}'s mean input of {wl.isl_mean:,.0f} tokens is not "
+        "published in the sources read; pass --isl with your prompts' mean"
+    )
+
+
 def plan(
     model: str,
     t: Targets,
