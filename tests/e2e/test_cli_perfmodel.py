@@ -142,6 +142,15 @@ def test_model_specs_lists_sources() -> None:
     }
     models = runner.invoke(app, ["model", "specs", "--kind", "models"])
     assert models.exit_code == 0 and "llama2-70b" in models.output
+    wl = runner.invoke(app, ["model", "specs", "--kind", "workloads", "--json"])
+    assert wl.exit_code == 0, wl.output
+    by = {r["key"]: r for r in json.loads(wl.output)}
+    assert by["llama2-70b"]["isl_mean"] == 222.3 and not by["llama2-70b"]["isl_assumed"]
+    assert by["llama3.1-405b"]["isl_assumed"] and by["deepseek-r1"]["source"]
+    bad = runner.invoke(app, ["model", "specs", "--kind", "parts"])
+    assert bad.exit_code != 0 and "Known: accelerators, models, workloads" in str(
+        bad.exception
+    )
 
 
 def test_every_new_command_has_examples_in_help() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -209,25 +209,24 @@ def _merge_write(path: Path, coef: Coefficients, source: str) -> None:
 
 @model_app.command("specs")
 def specs_command(
-    kind: Annotated[str, Opt(help="accelerators or models.")] = "accelerators",
+    kind: Annotated[
+        str, Opt(help="accelerators, models or workloads.")
+    ] = "accelerators",
     file: Annotated[Path | None, Opt(help="User TOML file overriding entries.")] = None,
     as_json: Annotated[bool, Opt("--json", help="Machine-readable output.")] = False,
 ) -> None:
-    """List accelerator or model specs (each with its source and date).
+    """List accelerator, model or workload specs (each with its source and date).
 
-    Examples:
+    Workloads are the MLPerf benchmarks' token lengths (measured, or a documented
+    assumption: isl_assumed) and latency bounds. Examples:
 
       infermeter model specs
 
       infermeter model specs --kind models --json
-    """
-    from infermeter.errors import ConfigError
-    from infermeter.perfmodel.specs import accelerators, models
 
-    if kind not in ("accelerators", "models"):
-        raise ConfigError(f"Unknown --kind {kind!r}. Known: accelerators, models.")
-    table_data = accelerators(file) if kind == "accelerators" else models(file)
-    records = [dataclasses.asdict(v) for v in table_data.values()]
+      infermeter model specs --kind workloads
+    """
+    records = _spec_records(kind, file)
     if as_json:
         typer.echo(json.dumps(records, indent=2))
         return
@@ -244,6 +243,8 @@ def specs_command(
         ]
         if kind == "accelerators"
         else ["key", "params_total", "params_active", "layers", "kv_heads", "experts"]
+        if kind == "models"
+        else WORKLOAD_COLUMNS
     )
     table = Table(caption="Sources and dates: --json")
     for c in cols:
@@ -251,3 +252,32 @@ def specs_command(
     for rec in records:
         table.add_row(*("-" if rec[c] is None else str(rec[c]) for c in cols))
     Console(highlight=False).print(table)
+
+
+WORKLOAD_COLUMNS = [
+    "key",
+    "isl_mean",
+    "isl_assumed",
+    "osl_mean",
+    "osl_cv",
+    "ttft_ms",
+    "tpot_ms",
+    "interactive_ttft_ms",
+    "interactive_tpot_ms",
+]
+
+
+def _spec_records(kind: str, file: Path | None) -> list[dict[str, Any]]:
+    from infermeter.errors import ConfigError
+    from infermeter.perfmodel.specs import accelerators, models, workloads
+
+    if kind == "workloads":
+        if file is not None:
+            raise ConfigError("--file overrides accelerators or models, not workloads.")
+        return [dataclasses.asdict(v) for v in workloads().values()]
+    if kind not in ("accelerators", "models"):
+        raise ConfigError(
+            f"Unknown --kind {kind!r}. Known: accelerators, models, workloads."
+        )
+    table_data = accelerators(file) if kind == "accelerators" else models(file)
+    return [dataclasses.asdict(v) for v in table_data.values()]
