@@ -145,7 +145,13 @@ def test_a_lost_client_fails_its_samples_and_ends_the_phase_with_its_error() -> 
     assert took < 10.0 and phase.samples_issued < 2000
     failed = phase.records.status[: phase.samples_issued] != 0
     ids = np.nonzero(failed)[0]
-    assert ids.size and (ids % 2 == 1).all()  # only the dead client's samples failed
+    # Until the loss only the dead client's (odd) samples fail; a batch the load
+    # generator issues after it (on a busy machine, before the abort lands) fails
+    # whole, and nothing after it is served.
+    even = ids[ids % 2 == 0]
+    cut = int(even.min()) if even.size else phase.samples_issued
+    assert ids.size and (ids[ids < cut] % 2 == 1).all() and ids[0] < cut
+    assert failed[cut:].all()
     assert phase.records.status_reasons == [reason]
 
 
