@@ -27,12 +27,12 @@ import numpy as np
 from infermeter.perfmodel import planner
 from infermeter.perfmodel.arrivals import ISL_SIGMA, workload_requests
 from infermeter.perfmodel.latency import tails
-from infermeter.perfmodel.plancheck import simulate_option
+from infermeter.perfmodel.plancheck import plan_published_row, simulate_option
 from infermeter.perfmodel.planner import Option, Targets, plan_accelerator
 from infermeter.perfmodel.roofline import Deployment, Efficiency
 from infermeter.perfmodel.simulator import ServingConfig, simulate
 from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload
-from infermeter.perfmodel.throughput import MAX_BATCH_PER_ACCELERATOR
+from infermeter.perfmodel.throughput import MAX_BATCH_PER_ACCELERATOR, TPOT_HEADROOM
 from infermeter.perfmodel.verdict import judge_server
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "mlperf"
@@ -91,7 +91,7 @@ def capacity_vs_simulator() -> None:
         ttft, tpot = wl.limits(scen) or (0.0, 0.0)
         tl = tails(dep, EFF, wl, scen)
         cap, _ = tl.capacity(ttft / 1e3, tpot / 1e3)
-        mean_step = tl.tokens_per_s[tl.step_s <= tpot / 1e3 * 0.85].max()
+        mean_step = tl.tokens_per_s[tl.step_s <= tpot / 1e3 * TPOT_HEADROOM].max()
         offline = tl.tokens_per_s.max()
         print(
             f"{model} {scen} {tp}x{part}: capacity {cap / offline:.2f} of Offline"
@@ -163,14 +163,7 @@ def against_published() -> None:
     def ratios() -> np.ndarray:
         out = []
         for r in rows:
-            wl = get_workload(r.benchmark)
-            ttft, tpot = wl.limits(r.scenario) or (0.0, 0.0)
-            users = max(1, math.ceil(r.tokens_per_s * tpot / 1000))
-            t = Targets(users, r.tokens_per_s / users, ttft, round(wl.isl_mean),
-                        round(wl.osl_mean))  # fmt: skip
-            part = r.parts[0][0] if r.parts else r.accelerator
-            prec = r.precision if r.precision in ("fp4", "fp8", "fp16") else None
-            got = plan_accelerator(part, r.benchmark, t, prec, stack=r.stack)
+            got = plan_published_row(r)
             out.append(
                 got.accelerators / r.count if isinstance(got, Option) else np.nan
             )

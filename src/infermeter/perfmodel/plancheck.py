@@ -1,15 +1,18 @@
-"""Check a plan in the serving simulator: one replica at its planned load (derived).
+"""Check plans: in the serving simulator, and against published rows (derived).
 
 The planner sizes replicas analytically (``latency.tails``); ``simulate_option``
 runs the discrete-event simulator on one replica of a planned option
 (``systems.build_system``, at the option's calibrated speed) with Poisson
 arrivals at the planned rate per replica and the workload's lengths, and returns
 the simulated p99 TTFT and TPOT as LoadGen takes them (``verdict.judge_server``).
-Both are simulated figures, not measurements.
+Both are simulated figures, not measurements. ``plan_published_row`` plans a
+published Server or Interactive row's tokens/s at its benchmark's bounds on its
+part, precision and stack (the planner check of docs/perfmodel.md).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from infermeter.errors import ConfigError
@@ -18,7 +21,8 @@ from infermeter.perfmodel.arrivals import (
     poisson_arrivals,
     workload_lengths,
 )
-from infermeter.perfmodel.planner import Option, Targets
+from infermeter.perfmodel.planner import Infeasible, Option, Targets, plan_accelerator
+from infermeter.perfmodel.published import PublishedRow
 from infermeter.perfmodel.simulator import simulate
 from infermeter.perfmodel.specs import get_workload
 from infermeter.perfmodel.systems import build_system
@@ -73,4 +77,29 @@ def simulate_option(
     p99 = judge_server(res, ttft_ms=t.ttft_ms, tpot_ms=1e3 / t.tokens_per_user)
     return Simulated(
         p99.ttft_p99_ns / NS_PER_MS, p99.tpot_p99_ns / NS_PER_MS, requests, seed
+    )
+
+
+def plan_published_row(
+    row: PublishedRow, fit: str | None = None
+) -> Option | Infeasible:
+    """Plan ``row``'s tokens/s at its benchmark's TTFT and TPOT bounds (as many
+    users as the TPOT bound needs) on its part, precision and stack."""
+    wl = get_workload(row.benchmark)
+    limits = wl.limits(row.scenario)
+    if limits is None:
+        raise ConfigError(f"{row.label}: Offline rows have no latency bounds to plan.")
+    ttft_ms, tpot_ms = limits
+    users = max(1, math.ceil(row.tokens_per_s * tpot_ms / 1000.0))
+    target = Targets(
+        users=users,
+        tokens_per_user=row.tokens_per_s / users,
+        ttft_ms=ttft_ms,
+        isl=round(wl.isl_mean),
+        osl=round(wl.osl_mean),
+    )
+    part = row.parts[0][0] if row.parts else row.accelerator
+    precision = row.precision if row.precision in ("fp4", "fp8", "fp16") else None
+    return plan_accelerator(
+        part, row.benchmark, target, precision, stack=row.stack, fit=fit
     )

@@ -8,10 +8,9 @@ they do not claim the targets.
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
+from infermeter.errors import ConfigError
 from infermeter.perfmodel.calibrate import (
     Validation,
     leave_one_system_out,
@@ -19,9 +18,9 @@ from infermeter.perfmodel.calibrate import (
     predict_rows,
     shipped,
 )
-from infermeter.perfmodel.planner import Option, Targets, plan_accelerator
+from infermeter.perfmodel.plancheck import plan_published_row
+from infermeter.perfmodel.planner import Option
 from infermeter.perfmodel.published import round_file
-from infermeter.perfmodel.specs import get_workload
 
 pytestmark = pytest.mark.skipif(
     not round_file("v5.1").exists() or not round_file("v4.1").exists(),
@@ -88,25 +87,15 @@ def test_system_out_new_benchmarks_and_interactive(system_out: Validation) -> No
 
 
 def test_planner_lands_within_2x_of_every_published_v51_server_row() -> None:
-    rows = [r for r in load_results(["v5.1"]).rows if r.scenario != "Offline"]
+    every = load_results(["v5.1"]).rows
+    rows = [r for r in every if r.scenario != "Offline"]
     assert len(rows) > 150
+    offline = next(r for r in every if r.scenario == "Offline")
+    with pytest.raises(ConfigError, match="Offline rows have no latency bounds"):
+        plan_published_row(offline)
     misses = []
     for r in rows:
-        wl = get_workload(r.benchmark)
-        limits = wl.limits(r.scenario)
-        assert limits is not None
-        ttft_ms, tpot_ms = limits
-        users = max(1, math.ceil(r.tokens_per_s * tpot_ms / 1000.0))
-        target = Targets(
-            users=users,
-            tokens_per_user=r.tokens_per_s / users,
-            ttft_ms=ttft_ms,
-            isl=round(wl.isl_mean),
-            osl=round(wl.osl_mean),
-        )
-        part = r.parts[0][0] if r.parts else r.accelerator
-        precision = r.precision if r.precision in ("fp4", "fp8", "fp16") else None
-        got = plan_accelerator(part, r.benchmark, target, precision, stack=r.stack)
+        got = plan_published_row(r)
         if not isinstance(got, Option) or not 0.5 <= got.accelerators / r.count <= 2:
             misses.append((r.label, getattr(got, "accelerators", got)))
     assert misses == []
