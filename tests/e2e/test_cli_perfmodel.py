@@ -153,6 +153,20 @@ def test_model_specs_lists_sources() -> None:
     )
 
 
+def test_model_specs_tables_never_cut_a_value_at_80_columns() -> None:
+    # Rich shortens cells to fit the terminal; "2000…" for a 2000 ms bound, or
+    # "9400…" for an input length, would be a wrong number, not a short one.
+    for kind in ("accelerators", "models", "workloads"):
+        res = runner.invoke(app, ["model", "specs", "--kind", kind], terminal_width=80)
+        assert res.exit_code == 0, res.output
+        assert "…" not in res.output, res.output
+        assert max(len(line) for line in res.output.splitlines()) <= 80
+    wl = runner.invoke(app, ["model", "specs", "--kind", "workloads"])
+    row = next(ln for ln in wl.output.splitlines() if "llama3.1-405b" in ln)
+    assert "9400*" in row and "4500" in row and "684.68" in row
+    assert "assumed input length" in wl.output
+
+
 def test_every_new_command_has_examples_in_help() -> None:
     for args in (
         ["plan"],

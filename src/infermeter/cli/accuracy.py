@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from infermeter.cli.main import EXIT_INVALID, EXIT_OK, app
+from infermeter.cli.tables import print_table
 from infermeter.workloads.accuracy.images import ImageScoring
 from infermeter.workloads.accuracy.run_folder import score_run_folder
 from infermeter.workloads.accuracy.scorer import AccuracyReport
@@ -113,7 +114,7 @@ def _render(report: AccuracyReport) -> None:
             f"{result} {m.note}".strip(),
         )
     console = Console(width=120)
-    console.print(table)
+    print_table(console, table)
     if report.test06 is not None:
         t = report.test06
         state = "PASS" if t.passed else f"FAIL ({t.failed_count} of {t.checked})"

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from infermeter.cli.main import app
+from infermeter.cli.tables import print_table
 from infermeter.results import console as view
 from infermeter.results.service import compare_run
 from infermeter.throughput import definition
@@ -74,7 +75,7 @@ def compare_command(
         typer.echo(json.dumps(result.as_dict(), indent=2, default=str))
         return
     out = Console(width=160)
-    out.print(view.comparison_table(result.comparison))
+    print_table(out, view.comparison_table(result.comparison))
     run = result.comparison.run
     if run.unit != "ms":
         tokens = run.unit == "tokens/s"
@@ -86,4 +87,4 @@ def compare_command(
     for line in result.comparison.footnotes + result.comparison.notes:
         out.print(line, highlight=False, markup=False)
     if result.cost:
-        out.print(view.cost_table(result.cost))
+        print_table(out, view.cost_table(result.cost))

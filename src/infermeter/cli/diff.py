@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from infermeter.cli.main import app
+from infermeter.cli.tables import print_table
 from infermeter.results import console as view
 from infermeter.results.diff import diff_runs
 from infermeter.results.runfolder import load_run
@@ -54,7 +55,7 @@ def diff_command(
         typer.echo(json.dumps(result.as_dict(), indent=2))
     else:
         out = Console(width=160)
-        out.print(view.diff_table(result))
+        print_table(out, view.diff_table(result))
         tokens = a.is_token_run
         out.print(
             f"throughput ({'tokens/s' if tokens else 'samples/s'}): the runs' own "

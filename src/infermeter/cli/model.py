@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from infermeter.cli.main import app
+from infermeter.cli.tables import print_table
 
 Opt = typer.Option
 model_app = typer.Typer(help="The performance model: calibration, prediction, specs.")
@@ -43,7 +44,7 @@ def _print_validation(v: Validation, *, rows: bool) -> None:
             table.add_row(
                 s.label, str(s.rows), _pct(s.median), _pct(s.p90), _pct(s.bias)
             )
-        out.print(table)
+        print_table(out, table)
     if rows:
         table = Table(
             "Result ID",
@@ -66,7 +67,7 @@ def _print_validation(v: Validation, *, rows: bool) -> None:
                 f"{p.predicted:,.0f}",
                 f"{p.error:+.0%}",
             )
-        out.print(table)
+        print_table(out, table)
     for skip in v.skipped:
         out.print(
             f"not modelled: {skip.result_id} {skip.benchmark} {skip.scenario} "
@@ -230,34 +231,37 @@ def specs_command(
     if as_json:
         typer.echo(json.dumps(records, indent=2))
         return
-    cols = (
-        [
-            "key",
-            "memory_gb",
-            "bandwidth_tbs",
-            "bf16_tflops",
-            "fp8_tflops",
-            "fp4_tflops",
-            "tdp_w",
-            "scaleup_domain",
-        ]
-        if kind == "accelerators"
-        else ["key", "params_total", "params_active", "layers", "kv_heads", "experts"]
-        if kind == "models"
-        else WORKLOAD_COLUMNS
-    )
-    table = Table(caption="Sources and dates: --json")
-    for c in cols:
-        table.add_column(c, no_wrap=c == "key")
-    for rec in records:
-        table.add_row(*("-" if rec[c] is None else str(rec[c]) for c in cols))
-    Console(highlight=False).print(table)
+    cols = SPEC_COLUMNS.get(kind, WORKLOAD_COLUMNS)
+    cells = [[_spec_cell(c, rec) for c in cols] for rec in records]
+    table = Table(caption=SPEC_CAPTIONS.get(kind, SPEC_CAPTIONS["workloads"]))
+    for i, c in enumerate(cols):
+        # A value is never cut short ("2000…" would mislead); headers are short.
+        head = SPEC_HEADERS.get(c, c)
+        widest = max([len(head), *(len(row[i]) for row in cells)])
+        table.add_column(
+            head, min_width=widest, no_wrap=True, justify="left" if i == 0 else "right"
+        )
+    for row in cells:
+        table.add_row(*row)
+    print_table(Console(highlight=False), table)
 
 
+SPEC_COLUMNS = {
+    "accelerators": [
+        "key",
+        "memory_gb",
+        "bandwidth_tbs",
+        "bf16_tflops",
+        "fp8_tflops",
+        "fp4_tflops",
+        "tdp_w",
+        "scaleup_domain",
+    ],
+    "models": ["key", "params_total", "params_active", "layers", "kv_heads", "experts"],
+}
 WORKLOAD_COLUMNS = [
     "key",
     "isl_mean",
-    "isl_assumed",
     "osl_mean",
     "osl_cv",
     "ttft_ms",
@@ -265,6 +269,45 @@ WORKLOAD_COLUMNS = [
     "interactive_ttft_ms",
     "interactive_tpot_ms",
 ]
+SPEC_HEADERS = {
+    "memory_gb": "GB",
+    "bandwidth_tbs": "TB/s",
+    "bf16_tflops": "BF16 TF",
+    "fp8_tflops": "FP8 TF",
+    "fp4_tflops": "FP4 TF",
+    "tdp_w": "TDP W",
+    "scaleup_domain": "domain",
+    "params_total": "params",
+    "params_active": "active",
+    "kv_heads": "KV heads",
+    "isl_mean": "ISL",
+    "osl_mean": "OSL",
+    "osl_cv": "cv",
+    "ttft_ms": "TTFT",
+    "tpot_ms": "TPOT",
+    "interactive_ttft_ms": "iTTFT",
+    "interactive_tpot_ms": "iTPOT",
+}
+SPEC_CAPTIONS = {
+    "accelerators": "Dense TFLOPS; domain: accelerators per scale-up domain. "
+    "Sources and dates: --json",
+    "models": "Parameters in billions. Sources and dates: --json",
+    "workloads": "Mean tokens (* an assumed input length, not measured), the "
+    "output's cv, p99 bounds in ms (i: Interactive). Sources and dates: --json",
+}
+
+
+def _spec_cell(column: str, record: dict[str, Any]) -> str:
+    value = record[column]
+    if value is None:
+        return "-"
+    if column == "isl_mean" and record.get("isl_assumed"):
+        return f"{_spec_cell('osl_mean', {'osl_mean': value})}*"
+    if column.startswith("params_") and isinstance(value, int | float):
+        return f"{value / 1e9:.1f}B"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def _spec_records(kind: str, file: Path | None) -> list[dict[str, Any]]:

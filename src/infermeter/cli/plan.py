@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Column, Table
 
 from infermeter.cli.main import app
+from infermeter.cli.tables import print_table
 from infermeter.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -163,7 +164,7 @@ def plan_command(
                 _money(r.tokens_per_joule, ".2f"),
                 *(extra if simulate else []),
             )
-    out.print(table)
+    print_table(out, table)
     if simulate:
         out.print(
             f"simulated: one replica at its planned load, {simulate} Poisson "

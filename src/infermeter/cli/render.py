@@ -17,6 +17,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from infermeter.cli.tables import print_table
 from infermeter.runs.run import RunReport, RunRequest
 from infermeter.throughput import definition, format_rate
 
@@ -135,7 +136,7 @@ def render_report(report: RunReport) -> None:
     for reason in verdict["reasons"]:
         console.print(f"  * {reason}", markup=False)
     if doc["metrics"]:
-        console.print(_metrics_table(doc["metrics"], _streamed(doc)))
+        print_table(console, _metrics_table(doc["metrics"], _streamed(doc)))
         tokens = "tokens_per_second" in doc["metrics"]
         console.print(
             f"{'tokens/s' if tokens else 'samples/s'}: "
@@ -167,7 +168,7 @@ def _print_sim_comparison(report: RunReport) -> None:
 
     comparison = sim_comparison(report.folder, report.document)
     console.print(f"This run: {comparison.run.label}.", markup=False)
-    console.print(comparison_table(comparison))
+    print_table(console, comparison_table(comparison))
     for line in comparison.footnotes + comparison.notes:
         console.print(line, markup=False)
 

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from infermeter.cli.main import app
+from infermeter.cli.tables import print_table
 from infermeter.results import console as view
 from infermeter.results.export import export_rows
 from infermeter.results.published import load_summary_file
@@ -99,12 +100,16 @@ def list_command(
     with Store(store) as db:
         if published:
             rows = db.published(benchmark=benchmark, scenario=scenario)
-            _echo([r.as_dict() for r in rows]) if as_json else out.print(
-                view.published_table(rows)
-            )
+            if as_json:
+                _echo([r.as_dict() for r in rows])
+            else:
+                print_table(out, view.published_table(rows))
             return
         runs = db.runs(benchmark=benchmark, scenario=scenario)
-    _echo(runs) if as_json else out.print(view.runs_table(runs))
+    if as_json:
+        _echo(runs)
+    else:
+        print_table(out, view.runs_table(runs))
 
 
 @results_app.command("show")

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from infermeter.cli.main import EXIT_ERROR, EXIT_INVALID, app, err_console
 from infermeter.cli.options import RayActors, RayAddress
+from infermeter.cli.tables import print_table
 from infermeter.throughput import SWEEP
 
 EXAMPLES = """
@@ -216,7 +217,7 @@ def _render(rows: list[dict[str, Any]], peak: float | None) -> None:
     for row in rows:
         table.add_row(*(_cell(row, k) for k in keys))
     console = Console(width=160)
-    console.print(table)
+    print_table(console, table)
     console.print(f"system_tps: {SWEEP}", markup=False, highlight=False)
     for row in rows:
         reasons = row.get("failure_reasons") or {}
