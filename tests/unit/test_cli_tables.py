@@ -44,3 +44,15 @@ def test_a_table_that_fits_prints_at_the_terminal_width() -> None:
     table.add_row("llama2-70b", "222.3")
     text = _printed(table, 80)
     assert "222.3" in text and max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_a_long_table_is_widened_from_its_widest_cells() -> None:
+    # The width search renders a one-row probe (each column's widest cell), not
+    # the whole table: 1,448 published rows once took two minutes to list.
+    table = Table("result ID", "accelerator", "value", "per acc.")
+    for i in range(600):
+        name = "NVIDIA GB300 NVL72 (x72)" if i == 417 else "b200"
+        table.add_row(f"5.1-{i:04d}", name, f"{1000.5 + i:,.1f}", f"{i / 8:,.1f}")
+    text = _printed(table, 40)
+    assert "…" not in text and "NVIDIA GB300 NVL72 (x72)" in text
+    assert "1,599.5" in text and text.count("5.1-0") == 600

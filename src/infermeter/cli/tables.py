@@ -9,6 +9,8 @@ and the terminal wraps the lines.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import io
 
 from rich.cells import cell_len
@@ -23,17 +25,32 @@ def _widest(lines: list[str]) -> int:
     return max((cell_len(line) for line in lines), default=0)
 
 
+def _text(cell: object) -> str:
+    return cell.plain if isinstance(cell, Text) else str(cell)
+
+
+def _width(cell: object) -> int:
+    return _widest(_text(cell).splitlines())
+
+
 def whole_cells(table: Table) -> Table:
     """Give every column of ``table`` the width of its widest cell; returns it."""
     for column in table.columns:
-        cells = [c.plain if isinstance(c, Text) else str(c) for c in column.cells]
-        lines = [line for cell in cells for line in cell.splitlines()]
-        header = (
-            column.header.plain if isinstance(column.header, Text) else column.header
-        )
-        words = str(header).split()
-        column.min_width = max(column.min_width or 0, _widest(lines), _widest(words))
+        words = _text(column.header).split()
+        widest = max((_width(c) for c in column.cells), default=0)
+        column.min_width = max(column.min_width or 0, widest, _widest(words))
     return table
+
+
+def _probe(table: Table) -> Table:
+    """One row holding each column's widest cell: the same column widths as
+    ``table`` at any terminal width, cheap to render many times."""
+    probe = copy.copy(table)
+    probe.columns = [
+        dataclasses.replace(c, _cells=[max(c.cells, key=_width)]) for c in table.columns
+    ]
+    probe.rows = table.rows[:1]
+    return probe
 
 
 def _renders_whole(table: Table, width: int) -> bool:
@@ -55,8 +72,14 @@ def print_table(console: Console, table: Table) -> None:
     terminal's width where it fits whole, else at the narrowest width that does."""
     whole_cells(table)
     width = console.width
-    while width < _WIDEST and not _renders_whole(table, width):
-        width += 1
+    if table.row_count:
+        probe = _probe(table)
+        if not _renders_whole(probe, width) and _renders_whole(probe, _WIDEST):
+            lo, hi = width, _WIDEST  # lo cuts a cell, hi does not
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (lo, mid) if _renders_whole(probe, mid) else (mid, hi)
+            width = hi
     if width == console.width:
         console.print(table)
         return
