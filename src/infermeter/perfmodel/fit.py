@@ -131,7 +131,9 @@ def scenario_features(scenario: str, stack: str, benchmark: str) -> tuple[str, .
 def physics_grid(row: PublishedRow) -> FloatArray:
     """Row throughput (tokens/s, before the scenario derate) on the speed grid.
 
-    A mixed system serves data-parallel: its parts' throughputs add.
+    The better of aggregated serving and prefill/decode pools of whole replicas
+    (submitters tune); a mixed system serves data-parallel: its parts' throughputs
+    add.
     """
     speed = np.exp(LOG_SPEED)
     total = np.zeros_like(speed)
@@ -140,7 +142,9 @@ def physics_grid(row: PublishedRow) -> FloatArray:
     for part, count in row.parts or ((row.accelerator, row.count),):
         acc = get_accelerator(part)
         spec = SystemSpec(acc, count, arch, precision_for(part, row.precision))
-        total = total + throughput_grid(spec, wl, row.scenario, BASE, speed)
+        total = total + throughput_grid(
+            spec, wl, row.scenario, BASE, speed, disaggregated=True
+        )
     return total
 
 
