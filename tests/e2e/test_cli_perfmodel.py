@@ -54,6 +54,29 @@ def test_plan_says_when_the_input_length_is_an_assumption() -> None:
     assert given.exit_code == 0 and json.loads(given.output)["lengths_note"] is None
 
 
+def test_plan_says_an_aggregated_plan_at_interactive_tpot_has_pools_to_try() -> None:
+    # The Interactive derate is fitted with the better of aggregated and P/D
+    # serving, so an aggregated-only plan at that tightness says --disaggregated
+    # exists; P/D plans and Server-like targets carry no such note.
+    base = ["plan", "--model", "llama2-70b", "--users", "100", "--isl", "1000"]
+    base += ["--osl", "300", "--accelerator", "h100-sxm", "--precision", "fp8"]
+    tight = runner.invoke(app, [*base, "--tokens-per-user", "30", "--json"])
+    assert tight.exit_code == 0, tight.output
+    data = json.loads(tight.output)
+    assert "--disaggregated" in data["pools_note"]
+    assert data["options"][0]["accelerators"] == 6
+    pools = runner.invoke(
+        app, [*base, "--tokens-per-user", "30", "--disaggregated", "--json"]
+    )
+    assert pools.exit_code == 0, pools.output
+    data = json.loads(pools.output)
+    assert data["pools_note"] is None and data["options"][0]["accelerators"] == 4
+    loose = runner.invoke(app, [*base, "--tokens-per-user", "10", "--json"])
+    assert json.loads(loose.output)["pools_note"] is None
+    table = runner.invoke(app, [*base, "--tokens-per-user", "30"])
+    assert "note: aggregated only" in table.output
+
+
 def test_plan_table_and_bad_input() -> None:
     ok = runner.invoke(app, ["plan", "--accelerator", "NVIDIA H200"])
     assert ok.exit_code == 0 and "h200-sxm" in ok.output and "derived" in ok.output

@@ -86,6 +86,7 @@ def plan_command(
         calibration_note,
         lengths_note,
         plan,
+        pools_note,
     )
     from infermeter.perfmodel.specs import get_workload
 
@@ -107,6 +108,7 @@ def plan_command(
     )
     note = calibration_note(model, targets, fit)
     assumed = lengths_note(model, isl_given=bool(isl))
+    pools = pools_note(model, targets, disaggregated)
     sims = _simulated(rows, model, targets, simulate, fit, quiet=as_json)
     if as_json:
         typer.echo(
@@ -116,6 +118,7 @@ def plan_command(
                     "label": "predicted (derived)",
                     "note": note,
                     "lengths_note": assumed,
+                    "pools_note": pools,
                     "options": [
                         {
                             "feasible": isinstance(r, Option),
@@ -173,7 +176,7 @@ def plan_command(
     for r in rows:
         if not isinstance(r, Option):
             out.print(f"{r.accelerator}: infeasible: {r.reason}")
-    for line in (note, assumed):
+    for line in (note, assumed, pools):
         if line:
             out.print(f"note: {line}")
 

@@ -395,6 +395,19 @@ def calibration_note(model: str, t: Targets, fit: str | None = None) -> str | No
     )
 
 
+def pools_note(model: str, t: Targets, disaggregated: bool) -> str | None:
+    """Say so when an aggregated-only plan takes the Interactive derate: it is
+    fitted with the better of aggregated and prefill/decode serving (what the
+    published rows ran), so pools may need fewer accelerators."""
+    if disaggregated or scenario_for(t, get_workload(model)) != "Interactive":
+        return None
+    return (
+        "aggregated only: at Interactive-tight TPOT the calibrated derate is what "
+        "published rows reach with aggregated or prefill/decode serving, whichever "
+        "was better; --disaggregated also tries P/D pools"
+    )
+
+
 def lengths_note(model: str, isl_given: bool) -> str | None:
     """Say so when the plan runs on the benchmark's assumed mean input length (the
     dataset's per-sample lengths were not published in the sources read)."""
