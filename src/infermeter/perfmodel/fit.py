@@ -102,7 +102,7 @@ def speed_features(
         f"bench:{get_workload(benchmark).key}",
     ]
     family = STACK_FAMILY.get(stack)
-    if family and family != stack:
+    if family:  # vLLM itself too: what LLMBoost and SGLang inherit is learned from it
         out.append(f"family:{family}")
     if arch.is_moe:
         out.append("moe:moe")

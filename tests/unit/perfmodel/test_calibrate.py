@@ -210,6 +210,21 @@ def test_fit_recovers_known_speeds_and_predicts_held_out_rows() -> None:
     )
 
 
+def test_llmboost_inherits_what_vllm_rows_teach() -> None:
+    # LLMBoost runs vLLM underneath: a fit that read only vLLM (and TRT-LLM) rows
+    # gives it part of vLLM's speed (the family effect, learned from the vLLM
+    # rows), not just the global average a stack without rows gets.
+    coef = calibrate_rows(_synthetic({"trt-llm": 0.7, "vllm": 0.3}, 0.9))
+    assert coef.values["family:vllm"] < 0 and coef.values["stack:vllm"] < 0
+
+    def compute(stack: str) -> float:
+        eff = efficiency_for("mi300x", "fp8", stack=stack, coefficients=coef)
+        return eff.compute
+
+    assert compute("vllm") < compute("llmboost") < compute("another-stack")
+    assert compute("llmboost") == pytest.approx(compute("sglang"))
+
+
 def test_unknown_groups_borrow_their_parents() -> None:
     coef = Coefficients(
         {"global": -0.5, "stack:vllm": -0.2, "arch:cdna4": 0.1}, 10, ("v4.1",), "test"
