@@ -124,7 +124,10 @@ def scenario_features(scenario: str, stack: str, benchmark: str) -> tuple[str, .
     family = STACK_FAMILY.get(stack)
     if family and family != stack:
         out.append(f"scenstack:Server|{family}")
-    out.append(f"scenbench:{scenario}|{get_workload(benchmark).key}")
+    key = get_workload(benchmark).key
+    out.append(f"scenbench:Server|{key}")
+    if scenario != "Server":
+        out.append(f"scenbench:{scenario}|{key}")
     return tuple(out)
 
 

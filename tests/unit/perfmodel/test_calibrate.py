@@ -225,6 +225,26 @@ def test_llmboost_inherits_what_vllm_rows_teach() -> None:
     assert compute("llmboost") == pytest.approx(compute("sglang"))
 
 
+def test_interactive_inherits_the_benchmarks_server_derate() -> None:
+    # An Interactive run is a Server run with tighter bounds: a fit that read only
+    # a benchmark's Server rows derates its Interactive runs at least as much.
+    coef = Coefficients(
+        {"scenbench:Server|llama2-70b": -0.3, "scenbench:Interactive|llama2-70b": -0.1},
+        10,
+        ("v4.1",),
+        "test",
+    )
+
+    def derate(scenario: str, bench: str) -> float:
+        return efficiency_for(
+            "h100-sxm", "fp8", benchmark=bench, scenario=scenario, coefficients=coef
+        ).server
+
+    assert derate("Server", "llama2-70b") == pytest.approx(math.exp(-0.3))
+    assert derate("Interactive", "llama2-70b") == pytest.approx(math.exp(-0.4))
+    assert derate("Interactive", "llama3.1-8b") == pytest.approx(1.0)
+
+
 def test_unknown_groups_borrow_their_parents() -> None:
     coef = Coefficients(
         {"global": -0.5, "stack:vllm": -0.2, "arch:cdna4": 0.1}, 10, ("v4.1",), "test"
