@@ -62,7 +62,7 @@ def test_round_out_covers_at_least_95_percent_of_v51_llm_rows(
 
 def test_round_out_error_stays_at_todays_level(round_out: Validation) -> None:
     # Issue target: median <= 12 %, p90 <= 30 %. Measured (docs/perfmodel.md):
-    # median 15.9 %, p90 107.6 %: DeepSeek-R1 (physics 2-4x high) and the
+    # median 15.9 %, p90 102.3 %: DeepSeek-R1 (physics 2-4x high) and the
     # Interactive scenario have no v4.1 rows to learn from.
     overall = round_out.overall()
     assert overall.median < 0.25 and overall.p90 < 1.5
@@ -79,8 +79,8 @@ def test_system_out_median_and_p90(system_out: Validation) -> None:
 
 def test_system_out_new_benchmarks_and_interactive(system_out: Validation) -> None:
     # Targets, all met: DeepSeek-R1 and Llama 3.1 405B median <= 20 % each
-    # (18.9 %, 14.3 %; DeepSeek-R1's 16 rows straddle 20 %), Interactive <= 15 %
-    # (14.5 %: ten near-identical 8x B200 405B rows sit around its median).
+    # (19.0 %, 11.8 %; DeepSeek-R1's 16 rows straddle 20 %), Interactive <= 15 %
+    # (12.4 %).
     assert _subset(system_out, benchmark="llama3.1-405b").overall().median <= 0.20
     assert _subset(system_out, benchmark="deepseek-r1").overall().median <= 0.20
     assert _subset(system_out, scenario="Interactive").overall().median <= 0.15
