@@ -1,10 +1,10 @@
 """Print tables of figures with every cell whole.
 
 Rich fits a table to the terminal by cutting cells short: a cost of 124.50
-prints as ``124…``, an input length of 9400 as ``94…``. For a figure that is
-a wrong value, not a short one. Here each column keeps its widest cell (and its
-header's longest word); a table wider than the terminal prints at its own width
-and the terminal wraps the lines.
+prints as ``124…``, an input length of 9400 as ``94…``; for a figure that is a
+wrong value, not a short one. Here each column keeps its widest cell (and its
+header's longest word), and a table wider than the terminal prints at its own
+width: the terminal wraps the lines, ``less -S`` scrolls them.
 """
 
 from __future__ import annotations
