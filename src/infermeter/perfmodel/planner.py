@@ -25,6 +25,7 @@ import numpy as np
 
 from infermeter.errors import ConfigError
 from infermeter.perfmodel.calibrate import efficiency_for, load_coefficients
+from infermeter.perfmodel.fit import Coefficients
 from infermeter.perfmodel.latency import tails
 from infermeter.perfmodel.roofline import Deployment, Efficiency, prefill_s
 from infermeter.perfmodel.specs import (
@@ -392,6 +393,27 @@ def calibration_note(model: str, t: Targets, fit: str | None = None) -> str | No
         f"extrapolated: {tpot:.0f} ms per token is tighter than the TPOT bound of any "
         f"published {wl.key} row the fit ({coef.label}) read (tightest: {tightest}); "
         "the speed fitted at large batches also sets these small, memory-bound ones"
+        + _workload_gap(coef, wl.key)
+    )
+
+
+SLOW_WORKLOAD = 0.5  # a benchmark's own speed factor worth a warning below this
+
+
+def _workload_gap(coef: Coefficients, benchmark: str) -> str:
+    """A benchmark far below the physics at large batches (DeepSeek-R1: 0.42x):
+    if that gap is compute-side, small memory-bound batches run faster than the
+    plan assumes (2026-11-27: 8 B200 instead of 48 for 60 users at 50 tok/s)."""
+    names = [f"bench:{benchmark}"]
+    if get_model(benchmark).is_moe:
+        names.append("moe:moe")
+    factor = math.exp(sum(coef.values.get(n, 0.0) for n in names))
+    if factor >= SLOW_WORKLOAD:
+        return ""
+    return (
+        f"; the fit runs {benchmark} at {factor:.2f}x the speed of other benchmarks "
+        "on the same parts, a gap seen at large batches: if it is compute-side, "
+        "this plan may need several times fewer accelerators"
     )
 
 
