@@ -231,18 +231,14 @@ def specs_command(
     if as_json:
         typer.echo(json.dumps(records, indent=2))
         return
-    cols = SPEC_COLUMNS.get(kind, WORKLOAD_COLUMNS)
-    cells = [[_spec_cell(c, rec) for c in cols] for rec in records]
-    table = Table(caption=SPEC_CAPTIONS.get(kind, SPEC_CAPTIONS["workloads"]))
+    cols = SPEC_COLUMNS[kind]
+    table = Table(caption=SPEC_CAPTIONS[kind])
     for i, c in enumerate(cols):
-        # A value is never cut short ("2000…" would mislead); headers are short.
-        head = SPEC_HEADERS.get(c, c)
-        widest = max([len(head), *(len(row[i]) for row in cells)])
-        table.add_column(
-            head, min_width=widest, no_wrap=True, justify="left" if i == 0 else "right"
-        )
-    for row in cells:
-        table.add_row(*row)
+        # Short headers keep the table within 80 columns; print_table keeps
+        # every value whole.
+        table.add_column(SPEC_HEADERS.get(c, c), justify="left" if i == 0 else "right")
+    for rec in records:
+        table.add_row(*(_spec_cell(c, rec) for c in cols))
     print_table(Console(highlight=False), table)
 
 
@@ -258,17 +254,17 @@ SPEC_COLUMNS = {
         "scaleup_domain",
     ],
     "models": ["key", "params_total", "params_active", "layers", "kv_heads", "experts"],
+    "workloads": [
+        "key",
+        "isl_mean",
+        "osl_mean",
+        "osl_cv",
+        "ttft_ms",
+        "tpot_ms",
+        "interactive_ttft_ms",
+        "interactive_tpot_ms",
+    ],
 }
-WORKLOAD_COLUMNS = [
-    "key",
-    "isl_mean",
-    "osl_mean",
-    "osl_cv",
-    "ttft_ms",
-    "tpot_ms",
-    "interactive_ttft_ms",
-    "interactive_tpot_ms",
-]
 SPEC_HEADERS = {
     "memory_gb": "GB",
     "bandwidth_tbs": "TB/s",
@@ -301,13 +297,16 @@ def _spec_cell(column: str, record: dict[str, Any]) -> str:
     value = record[column]
     if value is None:
         return "-"
-    if column == "isl_mean" and record.get("isl_assumed"):
-        return f"{_spec_cell('osl_mean', {'osl_mean': value})}*"
     if column.startswith("params_") and isinstance(value, int | float):
         return f"{value / 1e9:.1f}B"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
+    text = (
+        str(int(value))
+        if isinstance(value, float) and value.is_integer()
+        else str(value)
+    )
+    if column == "isl_mean" and record.get("isl_assumed"):
+        return f"{text}*"
+    return text
 
 
 def _spec_records(kind: str, file: Path | None) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ import dataclasses
 import io
 
 from rich.cells import cell_len
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -33,21 +33,25 @@ def _width(cell: object) -> int:
     return _widest(_text(cell).splitlines())
 
 
-def whole_cells(table: Table) -> Table:
-    """Give every column of ``table`` the width of its widest cell; returns it."""
-    for column in table.columns:
+def _widest_cells(table: Table) -> list[RenderableType]:
+    """Each column's widest cell (one pass over the cells)."""
+    return [max(column.cells, key=_width, default="") for column in table.columns]
+
+
+def _hold_widths(table: Table, widest: list[RenderableType]) -> None:
+    """Give every column of ``table`` the width of its widest cell (``widest``)."""
+    for column, cell in zip(table.columns, widest, strict=True):
         words = _text(column.header).split()
-        widest = max((_width(c) for c in column.cells), default=0)
-        column.min_width = max(column.min_width or 0, widest, _widest(words))
-    return table
+        column.min_width = max(column.min_width or 0, _width(cell), _widest(words))
 
 
-def _probe(table: Table) -> Table:
+def _probe(table: Table, widest: list[RenderableType]) -> Table:
     """One row holding each column's widest cell: the same column widths as
     ``table`` at any terminal width, cheap to render many times."""
     probe = copy.copy(table)
     probe.columns = [
-        dataclasses.replace(c, _cells=[max(c.cells, key=_width)]) for c in table.columns
+        dataclasses.replace(c, _cells=[cell])
+        for c, cell in zip(table.columns, widest, strict=True)
     ]
     probe.rows = table.rows[:1]
     return probe
@@ -70,10 +74,11 @@ def _renders_whole(table: Table, width: int) -> bool:
 def print_table(console: Console, table: Table) -> None:
     """Print ``table`` on ``console`` without cutting a cell short: at the
     terminal's width where it fits whole, else at the narrowest width that does."""
-    whole_cells(table)
+    widest = _widest_cells(table)
+    _hold_widths(table, widest)
     width = console.width
     if table.row_count:
-        probe = _probe(table)
+        probe = _probe(table, widest)
         if not _renders_whole(probe, width) and _renders_whole(probe, _WIDEST):
             lo, hi = width, _WIDEST  # lo cuts a cell, hi does not
             while hi - lo > 1:

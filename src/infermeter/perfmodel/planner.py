@@ -401,9 +401,9 @@ SLOW_WORKLOAD = 0.5  # a benchmark's own speed factor worth a warning below this
 
 
 def _workload_gap(coef: Coefficients, benchmark: str) -> str:
-    """A benchmark far below the physics at large batches (DeepSeek-R1: 0.42x):
-    if that gap is compute-side, small memory-bound batches run faster than the
-    plan assumes (2026-11-27: 8 B200 instead of 48 for 60 users at 50 tok/s)."""
+    """A benchmark far below the physics at large batches (its own speed effects
+    under ``SLOW_WORKLOAD``): if that gap is compute-side, small memory-bound
+    batches run faster than the plan assumes (docs/benchmarks.md measures one)."""
     names = [f"bench:{benchmark}"]
     if get_model(benchmark).is_moe:
         names.append("moe:moe")
