@@ -131,14 +131,17 @@ def scenario_features(scenario: str, stack: str, benchmark: str) -> tuple[str, .
     return tuple(out)
 
 
-def physics_grid(row: PublishedRow) -> FloatArray:
-    """Row throughput (tokens/s, before the scenario derate) on the speed grid.
+def physics_grid(
+    row: PublishedRow, speed: FloatArray | None = None, *, disaggregated: bool = True
+) -> FloatArray:
+    """Row throughput (tokens/s, before the scenario derate) on the speed grid
+    (or at ``speed``).
 
     The better of aggregated serving and prefill/decode pools of whole replicas
-    (submitters tune); a mixed system serves data-parallel: its parts' throughputs
-    add.
+    (submitters tune; ``disaggregated=False``: aggregated alone); a mixed system
+    serves data-parallel: its parts' throughputs add.
     """
-    speed = np.exp(LOG_SPEED)
+    speed = np.exp(LOG_SPEED) if speed is None else speed
     total = np.zeros_like(speed)
     arch = get_model(row.benchmark)
     wl = get_workload(row.benchmark)
@@ -146,7 +149,7 @@ def physics_grid(row: PublishedRow) -> FloatArray:
         acc = get_accelerator(part)
         spec = SystemSpec(acc, count, arch, precision_for(part, row.precision))
         total = total + throughput_grid(
-            spec, wl, row.scenario, BASE, speed, disaggregated=True
+            spec, wl, row.scenario, BASE, speed, disaggregated=disaggregated
         )
     return total
 
