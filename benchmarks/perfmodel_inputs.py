@@ -27,6 +27,7 @@ import math
 import statistics
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -36,7 +37,7 @@ from infermeter.perfmodel.calibrate import (
     load_coefficients,
     load_results,
 )
-from infermeter.perfmodel.fit import Coefficients, physics_grid, speed_features
+from infermeter.perfmodel.fit import physics_grid, speed_features
 from infermeter.perfmodel.roofline import Efficiency
 from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload
 from infermeter.perfmodel.throughput import SystemSpec, deployments, steady_state
@@ -114,29 +115,12 @@ def pools() -> None:
     )
 
 
-def _compute_side(
-    accelerator: str,
-    precision: str,
-    *,
-    stack: str = "trt-llm",
-    benchmark: str = "llama2-70b",
-    coefficients: Coefficients | None = None,
-    scenario: str = "Server",
-) -> Efficiency:
-    """The shipped efficiency with the benchmark's own (and MoE) speed effects on
+def _compute_side(accelerator: str, precision: str, **kw: Any) -> Efficiency:
+    """The planner's efficiency with the benchmark's own (and MoE) speed effects on
     compute efficiency alone: memory runs at the part, stack and precision speed."""
-    coef = coefficients or load_coefficients()
-    eff = efficiency_for(
-        accelerator,
-        precision,
-        stack=stack,
-        benchmark=benchmark,
-        coefficients=coef,
-        scenario=scenario,
-    )
-    bench = get_workload(benchmark).key
-    names = [f"bench:{bench}"] + (["moe:moe"] if get_model(bench).is_moe else [])
-    own = math.exp(sum(coef.values.get(n, 0.0) for n in names))
+    eff = efficiency_for(accelerator, precision, **kw)
+    coef = kw.get("coefficients") or load_coefficients()
+    own = planner.workload_speed(coef, kw.get("benchmark", "llama2-70b"))
     return dataclasses.replace(eff, memory=eff.memory / own)
 
 

@@ -400,14 +400,20 @@ def calibration_note(model: str, t: Targets, fit: str | None = None) -> str | No
 SLOW_WORKLOAD = 0.5  # a benchmark's own speed factor worth a warning below this
 
 
+def workload_speed(coef: Coefficients, benchmark: str) -> float:
+    """The speed factor a fit gives the benchmark itself (its own effect, and the
+    mixture-of-experts one for MoE models), beside the part's and the stack's."""
+    names = [f"bench:{get_workload(benchmark).key}"]
+    if get_model(benchmark).is_moe:
+        names.append("moe:moe")
+    return math.exp(sum(coef.values.get(n, 0.0) for n in names))
+
+
 def _workload_gap(coef: Coefficients, benchmark: str) -> str:
     """A benchmark far below the physics at large batches (its own speed effects
     under ``SLOW_WORKLOAD``): if that gap is compute-side, small memory-bound
     batches run faster than the plan assumes (docs/benchmarks.md measures one)."""
-    names = [f"bench:{benchmark}"]
-    if get_model(benchmark).is_moe:
-        names.append("moe:moe")
-    factor = math.exp(sum(coef.values.get(n, 0.0) for n in names))
+    factor = workload_speed(coef, benchmark)
     if factor >= SLOW_WORKLOAD:
         return ""
     return (
