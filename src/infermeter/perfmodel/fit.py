@@ -287,18 +287,14 @@ def fit(
     *,
     label: str = "",
     iterations: int = 60,
-    start: Coefficients | None = None,
 ) -> Coefficients:
     """Fit every effect the rows name: Levenberg-Marquardt on the log error (Huber
-    loss, ridge priors; iteratively reweighted).
-
-    ``start`` (a fit on more rows) only speeds convergence up; the optimum is
-    the same.
+    loss, ridge priors; iteratively reweighted), always from zero.
     """
     if len(train) < 2:
         raise ConfigError("Calibration needs at least two usable published rows.")
     prob = _problem(train)
-    beta = np.asarray([start.values.get(n, 0.0) if start else 0.0 for n in prob.names])
+    beta = np.zeros(len(prob.names))
     loss, damping = prob.loss(beta), 1e-3
     for _ in range(iterations):
         resid, slope = prob.residual(beta)
