@@ -92,18 +92,21 @@ def speed_features(
     """Effects that set a system's speed factor (first part of a mixed system)."""
     acc = get_accelerator(part)
     arch = get_model(benchmark)
+    family = STACK_FAMILY.get(stack)
     out = [
         "global",
-        f"stack:{stack}",
         f"arch:{acc.arch or acc.key}",
         f"part:{acc.key}",
         f"prec:{precision}",
         f"group:{acc.key}|{stack}|{precision}",
         f"bench:{get_workload(benchmark).key}",
     ]
-    family = STACK_FAMILY.get(stack)
-    if family:  # vLLM itself too: what LLMBoost and SGLang inherit is learned from it
-        out.append(f"family:{family}")
+    # A family's own rows carry its effect once (vLLM: family:vllm, not also
+    # stack:vllm, which would double its prior); what LLMBoost and SGLang inherit
+    # is learned from them.
+    out.append(f"family:{family}" if family else f"stack:{stack}")
+    if family and family != stack:
+        out.append(f"stack:{stack}")
     if arch.is_moe:
         out.append("moe:moe")
     out.append(f"age:{benchmark_age(benchmark, round_)}")

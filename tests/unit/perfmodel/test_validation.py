@@ -62,7 +62,7 @@ def test_round_out_covers_at_least_95_percent_of_v51_llm_rows(
 
 def test_round_out_error_stays_at_todays_level(round_out: Validation) -> None:
     # Issue target: median <= 12 %, p90 <= 30 %. Measured (docs/perfmodel.md):
-    # median 15.9 %, p90 102.3 %: DeepSeek-R1 (physics 2-4x high) and the
+    # median 15.5 %, p90 102.9 %: DeepSeek-R1 (physics 2-4x high) and the
     # Interactive scenario have no v4.1 rows to learn from.
     overall = round_out.overall()
     assert overall.median < 0.25 and overall.p90 < 1.5
