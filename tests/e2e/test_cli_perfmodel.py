@@ -145,6 +145,11 @@ def test_model_predict_and_calibrate_on_a_small_file(tmp_path: Path) -> None:
         app, ["model", "predict", "--results", str(path), "--fit", str(out), "--json"]
     )
     assert json.loads(again.output)["fit"] == "fitted on v5.1"
+    one = runner.invoke(
+        app, ["model", "calibrate", "--results", str(path), "--holdout", "benchmark"]
+    )
+    assert one.exit_code != 0 and "at least two" in str(one.exception)
+    assert "(llama2-70b)" in str(one.exception)
 
 
 def test_wrong_shape_json_is_a_one_line_usage_error(tmp_path: Path) -> None:

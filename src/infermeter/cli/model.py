@@ -139,7 +139,11 @@ def calibrate_command(
         ),
     ] = None,
     holdout: Annotated[
-        str, Opt(help="'system': leave each accelerator x count x stack out; 'none'.")
+        str,
+        Opt(
+            help="'system': leave each accelerator x count x stack out; 'benchmark': "
+            "each benchmark (a new one's error); 'none'."
+        ),
     ] = "system",
     write: Annotated[
         Path | None,
@@ -148,7 +152,7 @@ def calibrate_command(
     rows: Annotated[bool, Opt(help="Print the per-row table.")] = False,
     as_json: Annotated[bool, Opt("--json", help="Machine-readable output.")] = False,
 ) -> None:
-    """Fit the model to published MLPerf LLM rows; leave-one-system-out error.
+    """Fit the model to published MLPerf LLM rows; held-out error (by system or benchmark).
 
     Without --results, reads the v4.1 and v5.1 files from ../shared. --write
     stores the fit (labelled with the rounds read) so that
@@ -156,24 +160,30 @@ def calibrate_command(
 
       infermeter model calibrate --results v4.1 --results v5.1
 
+      infermeter model calibrate --holdout benchmark
+
       infermeter model calibrate --results v4.1 --holdout none --write fits.json
     """
     from infermeter.errors import ConfigError
     from infermeter.perfmodel.calibrate import (
         calibrate_rows,
         coefficients_to_dict,
+        leave_one_benchmark_out,
         leave_one_system_out,
         load_results,
     )
 
-    if holdout not in ("system", "none"):
-        raise ConfigError(f"Unknown --holdout {holdout!r}. Known: system, none.")
+    if holdout not in ("system", "benchmark", "none"):
+        raise ConfigError(
+            f"Unknown --holdout {holdout!r}. Known: system, benchmark, none."
+        )
     data = load_results(results or ["v4.1", "v5.1"])
     coef = calibrate_rows(data.rows)
     if write is not None:
         _merge_write(write, coef, data.source)
-    if holdout == "system":
-        _emit(leave_one_system_out(data), as_json=as_json, rows=rows)
+    if holdout != "none":
+        check = leave_one_system_out if holdout == "system" else leave_one_benchmark_out
+        _emit(check(data), as_json=as_json, rows=rows)
     elif as_json:
         typer.echo(json.dumps(coefficients_to_dict(coef, [data.source]), indent=2))
     else:

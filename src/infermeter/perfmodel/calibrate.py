@@ -205,23 +205,50 @@ def predict_rows(rows: Rows, coef: Coefficients, name: str = "") -> Validation:
 
 def leave_one_system_out(rows: Rows) -> Validation:
     """Each accelerator x count x stack predicted by a fit without any of its rows."""
+    return _leave_out(
+        rows,
+        lambda r: "|".join(map(str, r.system_key)),
+        "system",
+        "accelerator x count x stack held out",
+    )
+
+
+def leave_one_benchmark_out(rows: Rows) -> Validation:
+    """Each benchmark predicted by a fit without any of its rows (every system):
+    how a benchmark the next round adds would be predicted."""
+    return _leave_out(
+        rows,
+        lambda r: get_workload(r.benchmark).key,
+        "benchmark",
+        "every row of one benchmark held out",
+    )
+
+
+def _leave_out(
+    rows: Rows, key: Callable[[PublishedRow], str], what: str, held: str
+) -> Validation:
     prepared, failed = prepare(rows.rows)
+    groups = sorted({key(p.row) for p in prepared})
+    if len(groups) < 2:
+        raise ConfigError(
+            f"Leaving one {what} out needs rows of at least two; these rows have "
+            f"{len(groups)} ({', '.join(groups) or 'none'}): use --holdout none."
+        )
     preds: list[RowPrediction] = []
-    for key in sorted({p.row.system_key for p in prepared}):
-        train = [p for p in prepared if p.row.system_key != key]
+    for out in groups:
         # From zero, not from a fit that saw the held-out rows: where the fit has
         # more than one optimum (a physics change can make it so) such a start
         # would steer the refit toward them.
-        coef = fit(train)
+        coef = fit([p for p in prepared if key(p.row) != out])
         preds += [
             RowPrediction(p.row, math.exp(predict_log(p, coef)))
             for p in prepared
-            if p.row.system_key == key
+            if key(p.row) == out
         ]
     rounds = " + ".join(rows.rounds)
     return Validation(
-        f"leave-one-system-out over {rounds} (accelerator x count x stack held out)",
-        f"refit without each system ({len(prepared)} rows, {rounds})",
+        f"leave-one-{what}-out over {rounds} ({held})",
+        f"refit without each {what} ({len(prepared)} rows, {rounds})",
         tuple(sorted(preds, key=lambda p: (p.row.result_id, p.row.benchmark))),
         rows.skipped + _unplaced(failed),
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -11,8 +12,11 @@ import pytest
 
 from infermeter.errors import ConfigError
 from infermeter.perfmodel.calibrate import (
+    Validation,
     calibrate_rows,
     efficiency_for,
+    leave_one_benchmark_out,
+    leave_one_system_out,
     load_coefficients,
     load_results,
     predict_rows,
@@ -24,7 +28,7 @@ from infermeter.perfmodel.fit import (
     prepare,
     speed_features,
 )
-from infermeter.perfmodel.published import PublishedRow, read_rows, round_file
+from infermeter.perfmodel.published import PublishedRow, Rows, read_rows, round_file
 
 SHARED = round_file("v4.1").parent
 
@@ -213,6 +217,30 @@ def test_fit_recovers_known_speeds_and_predicts_held_out_rows() -> None:
     assert (
         abs(math.exp(prepared[0].log_grid[0]) / prepared[0].row.tokens_per_s - 1) > 0.3
     )
+
+
+def test_leave_one_benchmark_out_hides_what_only_that_benchmark_shows() -> None:
+    # Every Mixtral row runs at half the speed its systems reach on Llama 2 70B:
+    # held out by system, the other systems' Mixtral rows teach it; held out by
+    # benchmark, nothing does, and the physics over-predicts it about 2x.
+    rows = [
+        replace(r, tokens_per_s=r.tokens_per_s / 2)
+        if r.benchmark == "mixtral-8x7b"
+        else r
+        for r in _synthetic({"trt-llm": 0.7, "vllm": 0.4}, scenario_derate=0.9)
+    ]
+    data = Rows(tuple(rows), (), ("v4.1",), "synthetic")
+
+    def mixtral_error(v: Validation) -> float:
+        errors = [p.error for p in v.predictions if p.row.benchmark == "mixtral-8x7b"]
+        assert len(errors) == 12
+        return float(np.median(errors))
+
+    by_benchmark = leave_one_benchmark_out(data)
+    assert len(by_benchmark.predictions) == len(rows)
+    assert "leave-one-benchmark-out" in by_benchmark.name
+    assert abs(mixtral_error(leave_one_system_out(data))) < 0.15
+    assert mixtral_error(by_benchmark) > 0.6
 
 
 def test_llmboost_inherits_what_vllm_rows_teach() -> None:
