@@ -325,3 +325,10 @@ def fit(
     return Coefficients(
         values, len(train), rounds, label or f"fitted on {' + '.join(rounds)}"
     )
+
+
+def loss_at(train: Sequence[Prepared], coef: Coefficients) -> float:
+    """The penalised loss ``fit`` minimises (Huber on the log error plus the
+    priors) at ``coef``: how well a model structure fits the rows, at its optimum."""
+    prob = _problem(train)
+    return prob.loss(np.asarray([coef.values.get(n, 0.0) for n in prob.names]))

@@ -7,10 +7,12 @@ import pytest
 
 from infermeter.errors import ConfigError
 from infermeter.perfmodel.roofline import (
+    RIDGE_P,
     Deployment,
     Efficiency,
     decode_tokens_per_s,
     prefill_s,
+    ridge,
 )
 from infermeter.perfmodel.specs import get_accelerator, get_model
 
@@ -44,9 +46,14 @@ def test_decode_is_memory_bound_at_batch_1_and_amortises_with_batch() -> None:
 
 def test_prefill_is_compute_bound_and_grows_with_prompt() -> None:
     dep = Deployment(get_accelerator("h100-sxm"), LLAMA, "fp8", 2)
-    short, long_ = prefill_s(dep, Efficiency(), 256), prefill_s(dep, Efficiency(), 2048)
+    # 1,024 and 8,192 tokens: both well past the ridge (about 300 tokens at FP8
+    # on H100), where the soft ridge leaves the compute time.
+    short, long_ = (
+        prefill_s(dep, Efficiency(), 1024),
+        prefill_s(dep, Efficiency(), 8192),
+    )
     assert long_ > 6 * short
-    flops = 2 * LLAMA.params_active * 2048
+    flops = 2 * LLAMA.params_active * 8192
     assert long_ >= flops / (2 * 1979e12)  # never faster than peak
 
 
@@ -90,3 +97,17 @@ def test_mla_and_expert_parallel_memory() -> None:
     assert 330e9 < ep.weight_bytes < 360e9
     # Expert parallelism keeps a copy of the non-expert weights on every rank.
     assert ep.resident_weight_bytes > ep.weight_bytes
+
+
+def test_the_soft_ridge_is_the_larger_roof_far_from_the_ridge_and_slower_at_it() -> (
+    None
+):
+    compute = np.asarray([1.0, 1.0, 1.0, 0.0, 2.0])
+    memory = np.asarray([0.0, 0.01, 1.0, 3.0, 1.0])
+    t = ridge(compute, memory)
+    assert t[0] == 1.0 and t[3] == 3.0  # one roof alone: its time
+    assert t[1] == pytest.approx(1.0, rel=1e-2)  # far from the ridge: the larger
+    assert t[2] == pytest.approx(2 ** (1 / RIDGE_P))  # at it: neither unit saturated
+    assert np.all(t >= np.maximum(compute, memory))
+    assert np.all(t <= compute + memory + 1e-12)
+    assert ridge(np.asarray([0.0]), np.asarray([0.0]))[0] == 0.0

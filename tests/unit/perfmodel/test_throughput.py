@@ -25,29 +25,32 @@ def _grid(
     return float(throughput_grid(spec, wl, scen, EFF, ONE, disaggregated=split)[0])
 
 
-def _ideal_per_replica(part: str, bench: str, prec: str, scen: str) -> float:
-    """Pools in the exact balancing ratio (a fraction of a replica allowed)."""
-    spec = SystemSpec(get_accelerator(part), 1, get_model(bench), prec)
-    (dep,) = deployments(spec)
-    thr, _, _, _ = replica_throughput(
-        dep, get_workload(bench), scen, EFF, disaggregated=True
+def _ideal_per_accelerator(
+    part: str, count: int, bench: str, prec: str, scen: str
+) -> float:
+    """Pools in the exact balancing ratio (a fraction of a replica allowed), the
+    best replica shape of ``count`` accelerators, per accelerator."""
+    spec = SystemSpec(get_accelerator(part), count, get_model(bench), prec)
+    wl = get_workload(bench)
+    return max(
+        replica_throughput(dep, wl, scen, EFF, disaggregated=True)[0] / dep.tp
+        for dep in deployments(spec)
     )
-    return thr
 
 
 def test_pools_win_only_in_whole_replicas() -> None:
-    # Llama 2 70B Interactive on H200 TP1: decode-only steps hold more sequences
+    # Llama 2 70B Interactive on H200: decode-only steps hold more sequences
     # under 40 ms, so pools beat aggregated serving on a board of 8 replicas;
-    # split into whole replicas they stay under the ideal fractional split, and
-    # two replicas (only 1:1) gain less than eight.
+    # split into whole replicas they stay under the ideal fractional split of
+    # the same shapes, and two replicas (only 1:1) gain less than eight.
     args = ("h200-sxm", "llama2-70b", "fp8", "Interactive")
-    ideal = _ideal_per_replica(*args)
     per_replica = {}
     for n in (2, 8, 64):
         agg = _grid("h200-sxm", n, "llama2-70b", "fp8", "Interactive", False)
         best = _grid("h200-sxm", n, "llama2-70b", "fp8", "Interactive", True)
         assert best >= agg
         per_replica[n] = best / n
+        ideal = _ideal_per_accelerator(args[0], n, *args[1:])
         assert per_replica[n] <= ideal * (1 + 1e-9)
     assert per_replica[2] < per_replica[8] <= per_replica[64]
     assert per_replica[8] > _grid(*args[:1], 8, *args[1:], False) / 8 * 1.1

@@ -1,0 +1,86 @@
+"""The soft ridge's exponent: the fit's own loss, and the validations, at each p.
+
+An operator group's time is the p-norm of its compute and memory times
+(``roofline.ridge``; p = infinity is the hard roofline). For each p this refits
+the model on the published v4.1 + v5.1 rows and prints the fit's penalised loss
+(Huber on the log error plus the priors: what the fit minimises, so the p the
+data prefer), then the three validations the docs report: fit v4.1 and predict
+v5.1, leave one system out, leave one benchmark out (median / p90 absolute
+error), and the held-out Interactive, DeepSeek-R1 and Llama 3.1 405B medians.
+Needs ../shared.
+
+    .venv/bin/python benchmarks/perfmodel_ridge.py
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from infermeter.perfmodel import roofline
+from infermeter.perfmodel.calibrate import (
+    Validation,
+    calibrate_rows,
+    leave_one_benchmark_out,
+    leave_one_system_out,
+    load_results,
+    predict_rows,
+)
+from infermeter.perfmodel.fit import fit, loss_at, prepare
+from infermeter.perfmodel.published import PublishedRow
+
+EXPONENTS = (1.0, 1.25, 1.5, 1.75, 2.0, 3.0, 4.0, math.inf)
+
+
+def _pct(v: Validation) -> str:
+    o = v.overall()
+    return f"{o.median * 100:5.1f} / {o.p90 * 100:5.1f}"
+
+
+def _median(v: Validation, *, scenario: str = "", benchmark: str = "") -> float:
+    errs = [
+        abs(p.error)
+        for p in v.predictions
+        if (not scenario or p.row.scenario == scenario)
+        and (not benchmark or p.row.benchmark == benchmark)
+    ]
+    return float(np.median(errs)) * 100
+
+
+def loss_of_fit(rows: Sequence[PublishedRow]) -> float:
+    """The penalised loss at the fit's optimum (what the fit minimises)."""
+    prepared, _ = prepare(rows)
+    return loss_at(prepared, fit(prepared))
+
+
+def main() -> None:
+    both = load_results(["v4.1", "v5.1"])
+    v41, v51 = load_results(["v4.1"]), load_results(["v5.1"])
+    print(
+        "p      loss  | round out     | system out    | benchmark out | "
+        "held out: Interactive / DeepSeek-R1 / 405B"
+    )
+    for p in EXPONENTS:
+        roofline.RIDGE_P = p
+        t0 = time.perf_counter()
+        loss = loss_of_fit(both.rows)
+        out = predict_rows(v51, calibrate_rows(v41.rows, "v4.1"))
+        system = leave_one_system_out(both)
+        bench = leave_one_benchmark_out(both)
+        held = (
+            _median(system, scenario="Interactive"),
+            _median(system, benchmark="deepseek-r1"),
+            _median(system, benchmark="llama3.1-405b"),
+        )
+        print(
+            f"{p:<5g} {loss:6.3f} | {_pct(out)} | {_pct(system)} | {_pct(bench)} | "
+            f"{held[0]:4.1f} / {held[1]:4.1f} / {held[2]:4.1f}"
+            f"   ({time.perf_counter() - t0:.1f} s)"
+        )
+
+
+if __name__ == "__main__":
+    main()
