@@ -191,7 +191,7 @@ def _best_shape(
                 why,
                 (
                     miss,
-                    f"TP{dep.tp} {prec.upper()}: one stream already "
+                    f"{_shape(dep)} {prec.upper()}: one stream already "
                     f"takes {step * 1e3:.0f} ms per token",
                 ),
             )
@@ -203,7 +203,7 @@ def _best_shape(
                 why,
                 (
                     miss,
-                    f"TP{dep.tp} {prec.upper()}: prefill alone takes "
+                    f"{_shape(dep)} {prec.upper()}: prefill alone takes "
                     f"{ttft * 1e3:.0f} ms",
                 ),
             )
@@ -216,7 +216,7 @@ def _best_shape(
                     why,
                     (
                         off,
-                        f"TP{dep.tp} {prec.upper()}: the p99 TTFT or TPOT misses "
+                        f"{_shape(dep)} {prec.upper()}: the p99 TTFT or TPOT misses "
                         f"the target {off:.1f}x even at the lightest load",
                     ),
                 )
@@ -227,6 +227,13 @@ def _best_shape(
         if best is None or need < _need(best, t):
             best = (dep, replica, batch, step, split)
     return best if best is not None else why
+
+
+def _shape(dep: Deployment) -> str:
+    """A replica shape as a plan's reasons name it."""
+    if dep.stages > 1 and not dep.ep:
+        return f"TP{dep.scaleup} x PP{dep.stages}"
+    return f"TP{dep.tp}"
 
 
 def _p99_capacity(
@@ -365,7 +372,13 @@ def plan_accelerator(
         (found.append(got) if isinstance(got, Option) else misses.append(got))
     if found:
         return min(found, key=_cost_key)
-    return Infeasible(acc.key, min(misses)[1] if misses else "no configuration")
+    reason = min(misses)[1] if misses else "no configuration"
+    if acc.pcie_only:  # a known limit of the model, said where it decides
+        reason += (
+            "; replicas of several PCIe cards are modelled as pipeline stages "
+            "(tensor parallel over PCIe, which serving stacks also run, is not)"
+        )
+    return Infeasible(acc.key, reason)
 
 
 def calibration_note(model: str, t: Targets, fit: str | None = None) -> str | None:

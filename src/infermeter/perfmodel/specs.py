@@ -113,6 +113,11 @@ class Accelerator:
     def scaleout_bytes_s(self) -> float:
         return max(self.scaleout_gbs, 0.1) * 1e9
 
+    @property
+    def pcie_only(self) -> bool:
+        """Cards that reach each other only over PCIe (no accelerator link)."""
+        return self.scaleup_domain == 1 and self.scaleup_link.startswith("PCIe")
+
 
 @dataclass(frozen=True, slots=True)
 class Workload:

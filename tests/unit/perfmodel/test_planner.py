@@ -167,3 +167,18 @@ def test_long_prompt_plans_hold_their_p99s_in_the_simulator() -> None:
     assert simulate_option(pools, "llama2-70b", t, requests=600) is None
     with pytest.raises(ConfigError, match="needs >= 10 requests"):
         simulate_option(opt, "llama2-70b", t, requests=5)
+
+
+def test_an_infeasible_pcie_card_plan_names_pipeline_stages_and_the_model_s_limit() -> (
+    None
+):
+    # Llama 2 70B at 20 tok/s per user on L40S: as pipeline stages every token
+    # reads the whole model in turn (over 90 ms). Serving stacks would run tensor
+    # parallel over PCIe, which the model does not: the reason says both.
+    t = Targets(users=100, tokens_per_user=20, ttft_ms=2000, isl=1000, osl=300)
+    got = plan_accelerator("l40s", "llama2-70b", t, precision="fp8")
+    assert isinstance(got, Infeasible)
+    assert " x PP" in got.reason and "one stream already takes" in got.reason
+    assert "tensor parallel over PCIe" in got.reason and "is not" in got.reason
+    nvlink = plan_accelerator("h100-sxm", "llama2-70b", t, precision="fp8")
+    assert isinstance(nvlink, Option)
