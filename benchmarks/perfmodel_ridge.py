@@ -19,8 +19,6 @@ import math
 import time
 from collections.abc import Sequence
 
-import numpy as np
-
 from infermeter.perfmodel import roofline
 from infermeter.perfmodel.calibrate import (
     Validation,
@@ -29,6 +27,7 @@ from infermeter.perfmodel.calibrate import (
     leave_one_system_out,
     load_results,
     predict_rows,
+    stats,
 )
 from infermeter.perfmodel.fit import fit, loss_at, prepare
 from infermeter.perfmodel.published import PublishedRow
@@ -42,13 +41,13 @@ def _pct(v: Validation) -> str:
 
 
 def _median(v: Validation, *, scenario: str = "", benchmark: str = "") -> float:
-    errs = [
-        abs(p.error)
+    picked = [
+        p
         for p in v.predictions
         if (not scenario or p.row.scenario == scenario)
         and (not benchmark or p.row.benchmark == benchmark)
     ]
-    return float(np.median(errs)) * 100
+    return stats("", picked).median * 100
 
 
 def loss_of_fit(rows: Sequence[PublishedRow]) -> float:

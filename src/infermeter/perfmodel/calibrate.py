@@ -228,7 +228,8 @@ def _leave_out(
     rows: Rows, key: Callable[[PublishedRow], str], what: str, held: str
 ) -> Validation:
     prepared, failed = prepare(rows.rows)
-    groups = sorted({key(p.row) for p in prepared})
+    keys = [key(p.row) for p in prepared]
+    groups = sorted(set(keys))
     if len(groups) < 2:
         raise ConfigError(
             f"Leaving one {what} out needs rows of at least two; these rows have "
@@ -239,11 +240,11 @@ def _leave_out(
         # From zero, not from a fit that saw the held-out rows: where the fit has
         # more than one optimum (a physics change can make it so) such a start
         # would steer the refit toward them.
-        coef = fit([p for p in prepared if key(p.row) != out])
+        coef = fit([p for p, k in zip(prepared, keys, strict=True) if k != out])
         preds += [
             RowPrediction(p.row, math.exp(predict_log(p, coef)))
-            for p in prepared
-            if key(p.row) == out
+            for p, k in zip(prepared, keys, strict=True)
+            if k == out
         ]
     rounds = " + ".join(rows.rounds)
     return Validation(
