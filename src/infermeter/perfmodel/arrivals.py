@@ -6,6 +6,7 @@ comes from a seeded ``numpy.random.Generator``, so a stream is reproducible.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,6 +22,7 @@ NS_PER_S = 1_000_000_000
 # long-tailed, and the p99 of TTFT/TPOT depends on the tail, not only on the mean.
 ISL_SIGMA = 0.6
 OSL_SIGMA = 0.7
+PROMPT_SCV = math.exp(ISL_SIGMA**2) - 1.0  # squared cv of lognormal prompt lengths
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from infermeter.perfmodel.arrivals import ISL_SIGMA
+from infermeter.perfmodel.arrivals import ISL_SIGMA, PROMPT_SCV
 from infermeter.perfmodel.roofline import (
     Deployment,
     Efficiency,
@@ -51,7 +51,6 @@ from infermeter.perfmodel.throughput import steady_state
 TAIL = 0.01  # service levels are 99th percentiles
 Z99 = 2.326  # standard normal 99th percentile
 Z99_EXPONENTIAL = 6.96  # the same over exponential output lengths (module doc)
-PROMPT_SCV = math.exp(ISL_SIGMA**2) - 1.0  # squared cv of lognormal prompt lengths
 P99_PROMPT = math.exp(ISL_SIGMA * Z99 - ISL_SIGMA**2 / 2.0)  # p99 / mean prompt
 CHUNK_TOKENS = 2048  # prefill tokens per step (the simulator's default)
 
@@ -86,9 +85,15 @@ class Tails:
 
 
 def _mixed_step(
-    dep: Deployment, eff: Efficiency, wl: Workload, b: FloatArray, prefill: float
+    dep: Deployment,
+    eff: Efficiency,
+    wl: Workload,
+    b: FloatArray,
+    prefill: float,
+    isl: float | None = None,
 ) -> FloatArray:
-    """A step of ``b`` decodes and ``prefill`` prompt tokens."""
+    """A step of ``b`` decodes and ``prefill`` tokens of prompts ``isl`` long (default
+    the mean): its chunks attend to ``isl / 2`` tokens on average."""
     return step_time_s(
         dep,
         eff,
@@ -96,7 +101,7 @@ def _mixed_step(
         sequences=b * wl.beams,
         context=np.full_like(b, wl.resident_context),
         prefill=np.full_like(b, prefill),
-        prefill_context=np.full_like(b, wl.isl_mean / 2.0),
+        prefill_context=np.full_like(b, (wl.isl_mean if isl is None else isl) / 2.0),
     )
 
 
@@ -120,7 +125,7 @@ def _own_prefill(
     """Seconds from a prompt's first chunk to its first token: its chunks' steps
     (a short prompt rides one step with its own tokens), stages filled."""
     chunks = max(1, math.ceil(isl / CHUNK_TOKENS))
-    step = _mixed_step(dep, eff, wl, b, min(isl, float(CHUNK_TOKENS)))
+    step = _mixed_step(dep, eff, wl, b, min(isl, float(CHUNK_TOKENS)), isl)
     out: FloatArray = chunks * step * _pipeline_fill(dep, isl)
     return out
 

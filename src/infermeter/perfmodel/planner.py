@@ -163,7 +163,8 @@ def _best_shape(
     bench: Workload,
 ) -> Shape | Why:
     """The replica shape needing the fewest accelerators for the demand (TPOT and
-    TTFT met), the smaller replica winning a tie; else the nearest miss.
+    TTFT met), the larger replica winning a tie (the same accelerators with
+    shorter prefills and steps: more margin on the p99s); else the nearest miss.
 
     ``bench`` is the benchmark's workload with the bounds of the scenario whose
     derate applies: the calibration already holds its p99s there.
@@ -224,7 +225,7 @@ def _best_shape(
             replica = _p99_derated(dep, eff, bench, replica, cap)
         floor = 2 if split else 1  # a prefill and a decode replica at least
         need = dep.tp * max(floor, math.ceil(t.tokens_per_s / replica))
-        if best is None or need < _need(best, t):
+        if best is None or (need, -dep.tp) < (_need(best, t), -best[0].tp):
             best = (dep, replica, batch, step, split)
     return best if best is not None else why
 

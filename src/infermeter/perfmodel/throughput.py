@@ -7,7 +7,9 @@ resident context ``ISL + E[OSL^2] / (2 E[OSL])`` of KV cache. Offline runs at
 the largest batch the KV cache holds; Server and Interactive at the largest
 batch whose step, per emitted token, stays under the scenario's TPOT bound with
 headroom for the p99 (the tighter Interactive bound limits the batch: it is
-never the Offline answer). The replica shape (accelerators per replica, tensor
+never the Offline answer), and with prompts arriving no faster than the TTFT
+bound lets a replica prefill them (a queue of prompts: long prompts, as in
+Llama 3.1 405B, make it the binding bound). The replica shape (accelerators per replica, tensor
 or expert parallel) is the one that maximises throughput: submitters tune it.
 """
 
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from infermeter.errors import ConfigError
+from infermeter.perfmodel.arrivals import PROMPT_SCV
 from infermeter.perfmodel.roofline import (
     Deployment,
     Efficiency,
@@ -31,6 +34,34 @@ PREFILL_CHUNK = 8192  # tokens a prefill-only replica runs per step
 MAX_BATCH_PER_ACCELERATOR = 2048
 _BATCH_POINTS = 40
 _PENALTY = 3.0  # how fast an infeasible (too slow) configuration loses throughput
+# The p99 TTFT bound limits how busy a replica's prefill may be. Prompts queue
+# (M/G/1, each served in ``s``, the mean prompt's prefill time on the replica);
+# TTFT99 = s * (TTFT_P99_PROMPT + TTFT_QUEUE * rho / (1 - rho)): a long prompt's
+# own prefill plus the mean Pollaczek-Khinchine wait of prompts with the
+# simulator's length spread. TTFT_P99_PROMPT is where the fit's own loss over the
+# published rows is least (docs/perfmodel.md, "TTFT bound"); the p99 of the wait
+# (about ln(100) times its mean, latency.py's tail for the planner) fits the
+# published rows worse: chunked-prefill schedulers beat first-come-first-served.
+TTFT_P99_PROMPT = 2.5
+TTFT_QUEUE = (1.0 + PROMPT_SCV) / 2.0
+_RHO_FLOOR = 1e-3  # prefill load where the p99 prompt alone misses the bound
+
+
+def prefill_load_limit(service_s: FloatArray, ttft_s: float) -> FloatArray:
+    """Largest share of a replica's time spent prefilling (prompts/s times ``service_s``)
+    at which the p99 TTFT stays under ``ttft_s``; where a p99 prompt alone takes
+    longer, a small share falling steeply with the overshoot (keeps the grid
+    monotone in speed for the fit)."""
+    slack = (ttft_s / service_s - TTFT_P99_PROMPT) / TTFT_QUEUE
+    meets = np.maximum(slack, 0.0) / (1.0 + np.maximum(slack, 0.0))
+    late = np.minimum(1.0, ttft_s / (TTFT_P99_PROMPT * service_s)) ** _PENALTY
+    out: FloatArray = np.maximum(meets, _RHO_FLOOR * late)
+    return out
+
+
+def ttft_feasible(service_s: float, ttft_s: float) -> bool:
+    """Whether a p99 prompt's prefill alone fits the TTFT bound."""
+    return TTFT_P99_PROMPT * service_s <= ttft_s
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,9 +213,16 @@ def _replica_grid(
     emitted = wl.spec_tokens(scenario)
     processed = 1.0 + wl.spec_draft(scenario)
     b = _batches(b_max)
+    limits = wl.limits(scenario)
+    prefill = prefill_rate(dep, eff, wl, speed)
+    if limits is not None:  # prompts/s a replica may prefill under the TTFT bound
+        prefill = prefill * prefill_load_limit(wl.isl_mean / prefill, limits[0] / 1e3)
     if not disaggregated:
         step = _step(dep, eff, wl, b, speed[..., None], processed)
-        return _pick(_bounded(b * emitted / step, step, wl, scenario, emitted), b, step)
+        thr = _bounded(b * emitted / step, step, wl, scenario, emitted)
+        if limits is not None:
+            thr = np.minimum(thr, (prefill * wl.osl_mean / wl.isl_mean)[..., None])
+        return _pick(thr, b, step)
     ctx = np.full_like(b, wl.resident_context)
     step = step_time_s(
         dep,
@@ -198,7 +236,7 @@ def _replica_grid(
         memory_eff=eff.memory * speed[..., None],
     )
     decode = _bounded(b * emitted / step, step, wl, scenario, emitted)
-    prefill = prefill_rate(dep, eff, wl, speed)[..., None]
+    prefill = prefill[..., None]
     if replicas >= 2:
         return _pick(_whole_split(decode, prefill, wl, replicas), b, step)
     # Balance: decode replicas' requests/s = prefill replicas' prompts/s.
@@ -252,6 +290,28 @@ def throughput_grid(
     return best
 
 
+def meets_bounds(
+    dep: Deployment,
+    eff: Efficiency,
+    wl: Workload,
+    scenario: str,
+    step_s: float,
+    *,
+    ttft: bool = True,
+) -> bool:
+    """Whether a replica stepping every ``step_s`` meets ``scenario``'s TPOT bound (with
+    headroom for the p99) and (``ttft``) a p99 prompt's prefill alone its TTFT bound."""
+    limits = wl.limits(scenario)
+    if limits is None:
+        return True
+    if step_s / wl.spec_tokens(scenario) > limits[1] / 1e3 * TPOT_HEADROOM:
+        return False
+    if not ttft:
+        return True
+    service = wl.isl_mean / float(prefill_rate(dep, eff, wl, np.asarray([1.0]))[0])
+    return ttft_feasible(service, limits[0] / 1e3)
+
+
 def best_config(
     system: SystemSpec, wl: Workload, scenario: str, eff: Efficiency
 ) -> Choice:
@@ -262,10 +322,7 @@ def best_config(
         thr, b, step = _replica_grid(dep, wl, scenario, eff, one)
         total = (system.count // dep.tp) * float(thr[0])
         if total > 0 and (found is None or total > found.tokens_per_s):
-            limits = wl.limits(scenario)
-            ok = limits is None or float(step[0]) / wl.spec_tokens(scenario) <= (
-                limits[1] / 1e3 * TPOT_HEADROOM
-            )
+            ok = meets_bounds(dep, eff, wl, scenario, float(step[0]))
             found = Choice(dep.tp, dep.ep, int(b[0]), float(step[0]), total, ok)
     if found is None:
         raise ConfigError(
@@ -297,14 +354,13 @@ def replica_throughput(
     disaggregated: bool = False,
 ) -> tuple[float, int, float, bool]:
     """One replica's tokens/s (before the derate), batch, step time and whether the
-    scenario's TPOT bound is met (disaggregated: per replica of both pools)."""
+    scenario's TPOT bound is met (disaggregated: per replica of both pools; the
+    planner checks the TTFT itself, against its user's prompt)."""
     thr, b, step = _replica_grid(
         dep, wl, scenario, eff, np.asarray([1.0]), disaggregated=disaggregated
     )
-    limits = wl.limits(scenario)
-    emitted = wl.spec_tokens(scenario)
-    ok = float(thr[0]) > 0 and (
-        limits is None or float(step[0]) / emitted <= limits[1] / 1e3 * TPOT_HEADROOM
+    ok = float(thr[0]) > 0 and meets_bounds(
+        dep, eff, wl, scenario, float(step[0]), ttft=False
     )
     return float(thr[0]), int(b[0]), float(step[0]), ok
 

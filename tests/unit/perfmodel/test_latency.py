@@ -7,9 +7,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from infermeter.perfmodel.latency import tails
+from infermeter.perfmodel.arrivals import make_requests
+from infermeter.perfmodel.latency import _own_prefill, tails
 from infermeter.perfmodel.roofline import Deployment, Efficiency, prefill_s
-from infermeter.perfmodel.simulator import ServingConfig, simulate_server
+from infermeter.perfmodel.simulator import ServingConfig, simulate, simulate_server
 from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload
 from infermeter.perfmodel.throughput import MAX_BATCH_PER_ACCELERATOR
 from infermeter.perfmodel.verdict import judge_server
@@ -62,3 +63,16 @@ def test_capacity_holds_in_the_simulator_and_one_and_a_half_times_it_does_not() 
     ttft, tpot = _simulated_p99(1.5 * cap)
     assert ttft > TTFT_S or tpot > TPOT_S
     assert tl.capacity(0.001, TPOT_S) == (0.0, 0)
+
+
+def test_a_long_prompt_s_own_prefill_matches_the_simulator() -> None:
+    # Each chunk of a prompt attends to the prompt so far: a 30,720-token
+    # prompt's 15 chunks attend to 15,360 tokens on average, not the mean
+    # prompt's half (that read 21 % short of the simulator here).
+    isl = 30_720
+    alone = simulate(
+        ServingConfig(DEP, EFF),
+        make_requests(np.zeros(1, dtype=np.int64), np.asarray([isl]), np.asarray([8])),
+    )
+    own = _own_prefill(DEP, EFF, WL, np.asarray([1.0]), float(isl))[0]
+    assert own == pytest.approx(alone.ttft_ns[0] / 1e9, rel=0.02)

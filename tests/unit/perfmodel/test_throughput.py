@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
+import pytest
 
 from infermeter.perfmodel.roofline import Efficiency
 from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload
 from infermeter.perfmodel.throughput import (
+    TTFT_P99_PROMPT,
+    TTFT_QUEUE,
     SystemSpec,
+    best_config,
     deployments,
+    prefill_load_limit,
     replica_throughput,
     throughput_grid,
 )
@@ -63,3 +70,43 @@ def test_long_prompts_keep_405b_aggregated() -> None:
     agg = _grid("b200", 8, "llama3.1-405b", "fp4", "Interactive", False)
     best = _grid("b200", 8, "llama3.1-405b", "fp4", "Interactive", True)
     assert best == agg
+
+
+def test_the_ttft_bound_caps_the_prefill_load_where_the_p99_prompt_just_fits() -> None:
+    service = np.asarray([0.1, 0.2, 0.5, 1.0, 2.0])
+    rho = prefill_load_limit(service, 4.5)
+    assert np.all(np.diff(rho) < 0)  # slower prefill, less load allowed
+    # At the limit the p99 TTFT (own prefill plus the mean queueing wait) is the bound.
+    ttft = service * (TTFT_P99_PROMPT + TTFT_QUEUE * rho / (1 - rho))
+    assert ttft[:4] == pytest.approx(np.full(4, 4.5))
+    # A p99 prompt alone over the bound: a small share, falling with the overshoot.
+    assert rho[-1] < 1e-3
+    assert prefill_load_limit(np.asarray([4.0]), 4.5)[0] < rho[-1]
+
+
+def _server_vs_loose_ttft(part: str, bench: str, prec: str) -> float:
+    spec = SystemSpec(get_accelerator(part), 8, get_model(bench), prec)
+    wl = get_workload(bench)
+    loose = dataclasses.replace(wl, ttft_ms=1e9)
+    tight = throughput_grid(spec, wl, "Server", EFF, ONE)[0]
+    return float(tight / throughput_grid(spec, loose, "Server", EFF, ONE)[0])
+
+
+def test_the_ttft_bound_binds_long_prompts_not_short_ones() -> None:
+    # Llama 3.1 405B's 9,400-token prompts take about a second to prefill on 8
+    # H200 (FP8): the 6 s p99 TTFT caps how much prefill a replica may queue.
+    # Blackwell's FP4 prefills several times faster, Llama 2 70B's prompts are
+    # 222 tokens: the bound costs them little or nothing.
+    h200 = _server_vs_loose_ttft("h200-sxm", "llama3.1-405b", "fp8")
+    b200 = _server_vs_loose_ttft("b200", "llama3.1-405b", "fp4")
+    assert h200 < 0.9 and h200 < b200
+    assert _server_vs_loose_ttft("h200-sxm", "llama2-70b", "fp8") == 1.0
+
+
+def test_a_prompt_too_long_for_the_ttft_bound_is_not_a_feasible_config() -> None:
+    spec = SystemSpec(get_accelerator("h100-sxm"), 8, get_model("llama3.1-405b"), "fp8")
+    wl = get_workload("llama3.1-405b")
+    assert best_config(spec, wl, "Server", EFF).feasible
+    tight = dataclasses.replace(wl, ttft_ms=100.0)
+    choice = best_config(spec, tight, "Server", EFF)
+    assert not choice.feasible
