@@ -39,3 +39,9 @@ def run_main(*args: str) -> Result:
     finally:
         sys.argv = argv
     return Result(code, out.getvalue(), err.getvalue())
+
+
+def flat(text: str) -> str:
+    """``text`` without line breaks or table rules: Rich wraps long lines and cells
+    at the console's width, which depends on where the test runs (tmp paths vary)."""
+    return " ".join(text.replace("│", " ").split())

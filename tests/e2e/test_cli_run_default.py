@@ -11,14 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from infermeter.cli.main import app
+from tests.cli_main import flat
 
 pytestmark = pytest.mark.integration
 LABEL = "simulated 8x H100 SXM (infermeter performance model) — not a measurement"
-
-
-def _flat(text: str) -> str:
-    # Rich wraps long cells; the label is checked on the text without line breaks.
-    return " ".join(text.replace("│", " ").split())
 
 
 def test_default_run_shortened_is_valid_and_compared(tmp_path: Path) -> None:
@@ -39,7 +35,7 @@ def test_default_run_shortened_is_valid_and_compared(tmp_path: Path) -> None:
         catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output
-    text = _flat(result.output)
+    text = flat(result.output)
     assert (
         "Result: VALID — llama2-70b Server PerformanceOnly on simulated 8x H100" in text
     )

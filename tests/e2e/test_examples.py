@@ -45,6 +45,7 @@ import pytest
 from infermeter.cli.main import build_command
 from infermeter.servers.mock import MockConfig, MockProcess
 from infermeter.testing.verdicts import only_latency_reasons
+from tests.cli_main import flat
 from tests.e2e.examples_world import ROOT, SHARED, World, build_world
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -410,11 +411,6 @@ MAKE_RUN = "infermeter run"
 LABEL = "simulated 8x H100 SXM (infermeter performance model) — not a measurement"
 
 
-def _flat(text: str) -> str:
-    # Rich wraps long cells; the label is checked on the text without line breaks.
-    return " ".join(text.replace("│", " ").split())
-
-
 def test_make_run_default_is_short_by_construction(
     outcomes: dict[str, Outcome], world: World
 ) -> None:
@@ -433,7 +429,7 @@ def test_make_run_default_is_short_by_construction(
         and _latency_reasons_only(result.output)
     )
     assert result.code == 0 or late, result.output
-    text = _flat(result.output)
+    text = flat(result.output)
     assert ("Result: VALID" in text or late) and f"This run: {LABEL}." in text
     assert "[2] v4.1-0043" in text or "[1] v4.1-0043" in text
     assert result.cwd is not None
