@@ -163,8 +163,7 @@ def _best_shape(
     bench: Workload,
 ) -> Shape | Why:
     """The replica shape needing the fewest accelerators for the demand (TPOT and
-    TTFT met), the larger replica winning a tie (the same accelerators with
-    shorter prefills and steps: more margin on the p99s); else the nearest miss.
+    TTFT met; ties broken by ``_rank``); else the nearest miss.
 
     ``bench`` is the benchmark's workload with the bounds of the scenario whose
     derate applies: the calibration already holds its p99s there.
@@ -225,7 +224,7 @@ def _best_shape(
             replica = _p99_derated(dep, eff, bench, replica, cap)
         floor = 2 if split else 1  # a prefill and a decode replica at least
         need = dep.tp * max(floor, math.ceil(t.tokens_per_s / replica))
-        if best is None or (need, -dep.tp) < (_need(best, t), -best[0].tp):
+        if best is None or _rank(need, dep) < _rank(_need(best, t), best[0]):
             best = (dep, replica, batch, step, split)
     return best if best is not None else why
 
@@ -265,6 +264,13 @@ def _p99_derated(
     bench_cap, _ = _p99_capacity(dep, eff, bench, bench.ttft_ms, bench.tpot_ms)
     scaled = calibrated * cap / bench_cap if bench_cap > 0 else 0.0
     return min(calibrated, max(cap, scaled))
+
+
+def _rank(need: int, dep: Deployment) -> tuple[int, bool, int]:
+    """Fewest accelerators first; on a tie a replica inside one scale-up domain,
+    then the larger one (the same accelerators with shorter prefills and steps:
+    more margin on the p99s)."""
+    return need, dep.stages > 1, -dep.tp
 
 
 def _need(shape: Shape, t: Targets) -> int:
