@@ -5,7 +5,9 @@
    Server bounds, Llama 3.1 405B on 8 B200 (FP4) Interactive over four seeds,
    and a bare M/G/1 queue with the same prompt service times.
 2. The long-prompt plan (200 users, 4,000-token prompts, 25 tok/s, 1 s TTFT on
-   H200): the mean-step sizing (11 x TP1) against today's plan, simulated.
+   H200): the mean-step sizing (11 x TP1) against today's plan, simulated; and
+   the TP4 plan that ties it at 40 H200, over five seeds at 1,200 and 3,000
+   requests (a p99 over 1,200 requests swings with the seed).
 3. "Llama 2 70B, 100 users at 30 tok/s" on H100 FP16 TP4, simulated.
 4. Planned / published accelerators over the v5.1 Server and Interactive rows
    (needs ../shared), with the planner's rule and with the p99 capacity as a
@@ -32,6 +34,7 @@ from infermeter.perfmodel.planner import Option, Targets, plan_accelerator
 from infermeter.perfmodel.roofline import Deployment, Efficiency
 from infermeter.perfmodel.simulator import ServingConfig, simulate
 from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload
+from infermeter.perfmodel.systems import build_system
 from infermeter.perfmodel.throughput import MAX_BATCH_PER_ACCELERATOR, TPOT_HEADROOM
 from infermeter.perfmodel.verdict import judge_server
 
@@ -141,6 +144,7 @@ def long_prompt_plan() -> None:
             f"simulated ({n} requests) TTFT {sim.ttft_p99_ms:.0f}"
             f" TPOT {sim.tpot_p99_ms:.1f}"
         )
+    tied_tp4(opt, t)
     claim = Targets(users=100, tokens_per_user=30, ttft_ms=2000, isl=1000, osl=300)
     h100 = plan_accelerator("h100-sxm", "llama2-70b", claim, precision="fp16")
     assert isinstance(h100, Option)
@@ -159,6 +163,26 @@ def long_prompt_plan() -> None:
         print(
             f"   {n} TP{h100.tp} replica(s) for all of them: simulated (1500 requests)"
             f" TTFT {got.ttft_p99_ms:.0f} TPOT {got.tpot_p99_ms:.1f}"
+        )
+
+
+def tied_tp4(opt: Option, t: Targets) -> None:
+    """The TP4 plan that ties today's at 40 H200: the planner's p99 TTFT against the
+    simulator's over seeds 1-5, at the test's 1,200 requests and at 3,000."""
+    tp4 = dataclasses.replace(opt, tp=4, replicas=10, accelerators=40)
+    cfg = build_system("h200-sxm", 4, "llama2-70b", precision="fp8", tp=4)
+    wl = t.workload(get_workload("llama2-70b"))
+    tl = tails(cfg.deployment, cfg.efficiency, wl, "Server")
+    planned, _ = tl.at_rate(t.tokens_per_s / tp4.replicas)
+    for n in (1200, 3000):
+        got = []
+        for seed in range(1, 6):
+            sim = simulate_option(tp4, "llama2-70b", t, requests=n, seed=seed)
+            assert sim is not None
+            got.append(f"{sim.ttft_p99_ms:.0f}")
+        print(
+            f"tied plan 10 x TP4 = 40 H200: planned p99 TTFT {planned * 1e3:.0f}; "
+            f"simulated ({n} requests, seeds 1-5) {' '.join(got)}"
         )
 
 
