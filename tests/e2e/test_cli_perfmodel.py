@@ -64,7 +64,7 @@ def test_plan_says_an_aggregated_plan_at_interactive_tpot_has_pools_to_try() -> 
     assert tight.exit_code == 0, tight.output
     data = json.loads(tight.output)
     assert "--disaggregated" in data["pools_note"]
-    assert data["options"][0]["accelerators"] == 6
+    assert data["options"][0]["accelerators"] == 8
     pools = runner.invoke(
         app, [*base, "--tokens-per-user", "30", "--disaggregated", "--json"]
     )

@@ -23,6 +23,15 @@ NS_PER_S = 1_000_000_000
 ISL_SIGMA = 0.6
 OSL_SIGMA = 0.7
 PROMPT_SCV = math.exp(ISL_SIGMA**2) - 1.0  # squared cv of lognormal prompt lengths
+Z99 = 2.326  # standard normal 99th percentile
+Z99_EXPONENTIAL = 6.96  # the same over exponential output lengths (latency.py's doc)
+
+
+def output_z(osl_cv: float) -> float:
+    """Standard deviations of a query's time per token above the mean step at the
+    p99 over queries: 2.33 for equal output lengths, 6.96 for exponential ones
+    (short outputs average fewer steps), interpolated in the lengths' cv^2."""
+    return Z99 + (Z99_EXPONENTIAL - Z99) * min(osl_cv**2, 1.0)
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from infermeter.perfmodel.arrivals import ISL_SIGMA, PROMPT_SCV
+from infermeter.perfmodel.arrivals import ISL_SIGMA, PROMPT_SCV, Z99, output_z
 from infermeter.perfmodel.roofline import (
     Deployment,
     Efficiency,
@@ -49,8 +49,6 @@ from infermeter.perfmodel.specs import Workload
 from infermeter.perfmodel.throughput import steady_state
 
 TAIL = 0.01  # service levels are 99th percentiles
-Z99 = 2.326  # standard normal 99th percentile
-Z99_EXPONENTIAL = 6.96  # the same over exponential output lengths (module doc)
 P99_PROMPT = math.exp(ISL_SIGMA * Z99 - ISL_SIGMA**2 / 2.0)  # p99 / mean prompt
 CHUNK_TOKENS = 2048  # prefill tokens per step (the simulator's default)
 
@@ -115,10 +113,6 @@ def _pipeline_fill(dep: Deployment, isl: float) -> float:
     return (chunks + dep.stages - 1) / chunks
 
 
-def _output_z(osl_cv: float) -> float:
-    return Z99 + (Z99_EXPONENTIAL - Z99) * min(osl_cv**2, 1.0)
-
-
 def _own_prefill(
     dep: Deployment, eff: Efficiency, wl: Workload, b: FloatArray, isl: float
 ) -> FloatArray:
@@ -153,5 +147,5 @@ def tails(dep: Deployment, eff: Efficiency, wl: Workload, scenario: str) -> Tail
     own_tail = _own_prefill(dep, eff, wl, b, wl.isl_mean * P99_PROMPT) - own
     ttft = own + np.sqrt(wait**2 + own_tail**2)
     spread = marginal * np.sqrt(rate * step * (1.0 + PROMPT_SCV))
-    tpot = step / emitted + _output_z(wl.osl_cv) * spread / math.sqrt(wl.osl_mean)
+    tpot = step / emitted + output_z(wl.osl_cv) * spread / math.sqrt(wl.osl_mean)
     return Tails(b, thr, step, ttft, tpot, service, rho)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from infermeter.errors import ConfigError
-from infermeter.perfmodel.arrivals import PROMPT_SCV
+from infermeter.perfmodel.arrivals import PROMPT_SCV, output_z
 from infermeter.perfmodel.roofline import (
     Deployment,
     Efficiency,
@@ -45,6 +45,14 @@ _PENALTY = 3.0  # how fast an infeasible (too slow) configuration loses throughp
 TTFT_P99_PROMPT = 2.5
 TTFT_QUEUE = (1.0 + PROMPT_SCV) / 2.0
 _RHO_FLOOR = 1e-3  # prefill load where the p99 prompt alone misses the bound
+# Aggregated serving: prompts arriving while a query decodes land in its steps, a
+# Poisson number, each ``s`` of prefill, so its time per token spreads by
+# z * s * sqrt(B (1 + cv^2)) / OSL at the p99 over queries (latency.py's TPOT
+# tail, derived there and checked against the simulator). The published rows
+# hold about half that tail (schedulers cap each step's prefill chunk, evening
+# it out): TPOT_SPREAD scales it, set by the fit's loss (docs/perfmodel.md,
+# "TPOT spread"). Prefill/decode pools' decode steps carry no prefill.
+TPOT_SPREAD = 0.5
 
 
 def prefill_load_limit(service_s: FloatArray, ttft_s: float) -> FloatArray:
@@ -146,17 +154,37 @@ def _step(
 
 
 def _bounded(
-    thr: FloatArray, step: FloatArray, wl: Workload, scenario: str, emitted: float
+    thr: FloatArray,
+    step: FloatArray,
+    wl: Workload,
+    scenario: str,
+    emitted: float,
+    spread: FloatArray | float = 0.0,
 ) -> FloatArray:
-    """Throughput where the step meets the TPOT bound; a steep penalty elsewhere
-    (keeps the grid monotone in speed for the fit)."""
+    """Throughput where the step per token, plus the ``spread`` of prefill landing
+    in a query's steps, meets the TPOT bound; a steep penalty elsewhere (keeps
+    the grid monotone in speed for the fit)."""
     limits = wl.limits(scenario)
     if limits is None:
         return thr
     bound = limits[1] / 1e3 * TPOT_HEADROOM
-    per_token = step / emitted
+    per_token = step / emitted + spread
     late = np.maximum(per_token / bound, 1.0)
     out: FloatArray = np.where(per_token <= bound, thr, thr / late**_PENALTY / 1e3)
+    return out
+
+
+def tpot_spread(
+    wl: Workload, scenario: str, b: FloatArray, service_s: FloatArray
+) -> FloatArray:
+    """How far the p99 query's time per token sits above the mean step when
+    prompts of ``service_s`` prefill each land in the steps of a batch of ``b``
+    (aggregated serving; ``TPOT_SPREAD`` of the Poisson tail)."""
+    prompts_per_step = b * wl.spec_tokens(scenario) / wl.osl_mean
+    tail = (
+        output_z(wl.osl_cv) * service_s * np.sqrt(prompts_per_step * (1.0 + PROMPT_SCV))
+    )
+    out: FloatArray = TPOT_SPREAD * tail / np.sqrt(wl.osl_mean)
     return out
 
 
@@ -214,12 +242,14 @@ def _replica_grid(
     processed = 1.0 + wl.spec_draft(scenario)
     b = _batches(b_max)
     limits = wl.limits(scenario)
-    prefill = prefill_rate(dep, eff, wl, speed)
+    service = wl.isl_mean / prefill_rate(dep, eff, wl, speed)  # one mean prompt, s
+    prefill = wl.isl_mean / service
     if limits is not None:  # prompts/s a replica may prefill under the TTFT bound
-        prefill = prefill * prefill_load_limit(wl.isl_mean / prefill, limits[0] / 1e3)
+        prefill = prefill * prefill_load_limit(service, limits[0] / 1e3)
     if not disaggregated:
         step = _step(dep, eff, wl, b, speed[..., None], processed)
-        thr = _bounded(b * emitted / step, step, wl, scenario, emitted)
+        spread = tpot_spread(wl, scenario, b, service[..., None])
+        thr = _bounded(b * emitted / step, step, wl, scenario, emitted, spread)
         if limits is not None:
             thr = np.minimum(thr, (prefill * wl.osl_mean / wl.isl_mean)[..., None])
         return _pick(thr, b, step)

@@ -7,6 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from infermeter.perfmodel import throughput
 from infermeter.perfmodel.roofline import Efficiency
 from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload
 from infermeter.perfmodel.throughput import (
@@ -64,12 +65,18 @@ def test_pools_win_only_in_whole_replicas() -> None:
     assert per_replica[64] > 0.97 * ideal
 
 
-def test_long_prompts_keep_405b_aggregated() -> None:
-    # 9,400-token prompts keep most accelerators prefilling either way: on 8 B200
-    # the pools do not beat aggregated serving in the physics.
-    agg = _grid("b200", 8, "llama3.1-405b", "fp4", "Interactive", False)
-    best = _grid("b200", 8, "llama3.1-405b", "fp4", "Interactive", True)
-    assert best == agg
+def test_long_prompts_at_a_tight_tpot_favour_pools(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Aggregated decode steps also carry the prompts that arrive meanwhile: with
+    # Llama 3.1 405B's 9,400-token prompts that spreads the p99 TPOT, and under
+    # Interactive's 80 ms the pools (decode steps with no prefill) win on 8 B200.
+    # Without the spread the pools bought nothing there; Offline they never do.
+    args = ("b200", 8, "llama3.1-405b", "fp4")
+    assert _grid(*args, "Interactive", True) > 1.05 * _grid(*args, "Interactive", False)
+    assert _grid(*args, "Offline", True) == _grid(*args, "Offline", False)
+    monkeypatch.setattr(throughput, "TPOT_SPREAD", 0.0)
+    assert _grid(*args, "Interactive", True) == _grid(*args, "Interactive", False)
 
 
 def test_the_ttft_bound_caps_the_prefill_load_where_the_p99_prompt_just_fits() -> None:
