@@ -1,16 +1,20 @@
-"""The TTFT bound's constants: the fit's own loss over a grid, and the validations.
+"""The TTFT bound's and the TPOT spread's constants: the fit's own loss, and the
+validations.
 
 Server and Interactive rows hold the replica's prefill to the load at which the
-p99 TTFT stays in bound (``throughput.prefill_load_limit``): TTFT99 = s * (P +
+p99 TTFT stays in bound (``throughput.prefill_load_limit``: TTFT99 = s * (P +
 c * rho / (1 - rho)), ``s`` the mean prompt's prefill time, ``P`` the p99
-prompt's over the mean's, ``c`` the queueing wait's scale. Part 1 prints the
-fit's penalised loss over the published v4.1 + v5.1 rows on a (P, c) grid (what
-the data prefer; the v4.1 rows alone cannot choose: no v4.1 prompt is long
-enough for the bound to bind). Part 2 prints, for the bound off, the shipped
-constants and its neighbours, the loss and the validations the docs report:
-fit v4.1 and predict v5.1, leave one system out, leave one benchmark out
-(median / p90 absolute error), and the held-out Interactive, DeepSeek-R1 and
-Llama 3.1 405B medians. Needs ../shared.
+prompt's over the mean's, ``c`` the queueing wait's scale), and aggregated
+serving's p99 TPOT sits ``K`` times latency.py's Poisson tail of prefill landing
+in decode steps above the mean step (``throughput.tpot_spread``, ``K`` =
+``TPOT_SPREAD``). Part 1 prints the fit's penalised loss over the published v4.1
++ v5.1 rows on a (P, c) grid at the shipped K; part 2 over K at the shipped P
+and c, and on a (P, K) grid; the v4.1 rows alone cannot choose P (none of their
+prompts is long enough for the TTFT bound to bind). Part 3 prints, for both off,
+the TTFT bound alone, the shipped constants and two neighbours, the loss and the
+validations the docs report: fit v4.1 and predict v5.1, leave one system out,
+leave one benchmark out (median / p90 absolute error), and the held-out
+Interactive, DeepSeek-R1 and Llama 3.1 405B medians. Needs ../shared.
 
     .venv/bin/python benchmarks/perfmodel_ttft.py
 """
@@ -18,6 +22,7 @@ Llama 3.1 405B medians. Needs ../shared.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 import numpy as np
 from perfmodel_ridge import _median, _pct, loss_of_fit
@@ -30,11 +35,13 @@ from infermeter.perfmodel.calibrate import (
     load_results,
     predict_rows,
 )
+from infermeter.perfmodel.published import PublishedRow
 from infermeter.perfmodel.roofline import FloatArray
 
 PROMPTS = (1.5, 2.0, 2.5, 3.0)
 QUEUES = (0.5, 0.717, 1.0, 1.5)
-SHIPPED = (throughput.TTFT_P99_PROMPT, throughput.TTFT_QUEUE)
+SPREADS = (0.0, 0.25, 0.35, 0.5, 0.65, 0.75, 1.0)
+SHIPPED = (throughput.TTFT_P99_PROMPT, throughput.TTFT_QUEUE, throughput.TPOT_SPREAD)
 LIMIT = throughput.prefill_load_limit
 
 
@@ -42,39 +49,59 @@ def _unbounded(service_s: FloatArray, ttft_s: float) -> FloatArray:
     return np.ones_like(service_s)
 
 
-def _set(prompt: float, queue: float) -> None:
+def _set(prompt: float, queue: float, spread: float, *, ttft: bool = True) -> None:
     throughput.TTFT_P99_PROMPT, throughput.TTFT_QUEUE = prompt, queue
-    throughput.prefill_load_limit = LIMIT
+    throughput.TPOT_SPREAD = spread
+    throughput.prefill_load_limit = LIMIT if ttft else _unbounded
+
+
+def _grid(
+    rows: Sequence[PublishedRow], label: str, settings: list[list[tuple]]
+) -> None:
+    print(label)
+    for line in settings:
+        losses = []
+        for setting in line:
+            _set(*setting)
+            losses.append(loss_of_fit(rows))
+        print("  " + "".join(f"{x:8.3f}" for x in losses))
 
 
 def main() -> None:
     both = load_results(["v4.1", "v5.1"])
     v41, v51 = load_results(["v4.1"]), load_results(["v5.1"])
-    print("1. loss over v4.1 + v5.1; rows P (p99 prompt), columns c (queue)")
-    print("P \\ c " + "".join(f"{c:>8g}" for c in QUEUES))
-    for prompt in PROMPTS:
-        losses = []
-        for queue in QUEUES:
-            _set(prompt, queue)
-            losses.append(loss_of_fit(both.rows))
-        print(f"{prompt:<6g}" + "".join(f"{x:8.3f}" for x in losses))
-    print(
-        "\n2. P, c   loss   v4.1  | round out     | system out    | benchmark out | "
-        "held out: Interactive / DeepSeek-R1 / 405B"
+    p0, c0, k0 = SHIPPED
+    _grid(
+        both.rows,
+        f"1. loss, rows P {PROMPTS}, columns c {QUEUES} (K {k0:g})",
+        [[(p, c, k0) for c in QUEUES] for p in PROMPTS],
     )
-    for setting in ("off", SHIPPED, (2.0, SHIPPED[1]), (3.0, SHIPPED[1])):
+    _grid(
+        both.rows,
+        f"2. loss over K {SPREADS} (P {p0:g}, c {c0:.3g}); then rows P (2, 2.5, 3), "
+        "columns K (0.35, 0.5, 0.65)",
+        [[(p0, c0, k) for k in SPREADS]]
+        + [[(p, c0, k) for k in (0.35, 0.5, 0.65)] for p in (2.0, 2.5, 3.0)],
+    )
+    print(
+        "\n3. setting          loss   v4.1  | round out     | system out    | "
+        "benchmark out | held out: Interactive / DeepSeek-R1 / 405B"
+    )
+    cases = (
+        ("both off", (p0, c0, 0.0), False),
+        ("TTFT bound alone", (p0, c0, 0.0), True),
+        ("shipped", SHIPPED, True),
+        ("K 1", (p0, c0, 1.0), True),
+        ("P 3, K 0.5", (3.0, c0, k0), True),
+    )
+    for label, setting, ttft in cases:
         t0 = time.perf_counter()
-        if setting == "off":
-            throughput.prefill_load_limit = _unbounded
-            label = "off"
-        else:
-            _set(*setting)
-            label = f"{setting[0]:g}, {setting[1]:.3g}"
+        _set(*setting, ttft=ttft)
         out = predict_rows(v51, calibrate_rows(v41.rows, "v4.1"))
         system = leave_one_system_out(both)
         bench = leave_one_benchmark_out(both)
         print(
-            f"{label:<9} {loss_of_fit(both.rows):6.3f} {loss_of_fit(v41.rows):6.3f} | "
+            f"{label:<18} {loss_of_fit(both.rows):6.3f} {loss_of_fit(v41.rows):6.3f} | "
             f"{_pct(out)} | {_pct(system)} | {_pct(bench)} | "
             f"{_median(system, scenario='Interactive'):4.1f} / "
             f"{_median(system, benchmark='deepseek-r1'):4.1f} / "
