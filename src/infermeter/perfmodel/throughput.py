@@ -7,9 +7,11 @@ resident context ``ISL + E[OSL^2] / (2 E[OSL])`` of KV cache. Offline runs at
 the largest batch the KV cache holds; Server and Interactive at the largest
 batch whose step, per emitted token, stays under the scenario's TPOT bound with
 headroom for the p99 (the tighter Interactive bound limits the batch: it is
-never the Offline answer), and with prompts arriving no faster than the TTFT
-bound lets a replica prefill them (a queue of prompts: long prompts, as in
-Llama 3.1 405B, make it the binding bound). The replica shape (accelerators per replica, tensor
+never the Offline answer; aggregated serving also carries the spread of the
+prefill that lands in a query's steps, which pools' decode steps do not), and
+with prompts arriving no faster than the TTFT bound lets a replica prefill them
+(a queue of prompts: long prompts, as in Llama 3.1 405B, make it the binding
+bound). The replica shape (accelerators per replica, tensor
 or expert parallel) is the one that maximises throughput: submitters tune it.
 """
 
