@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from infermeter.perfmodel.arrivals import ISL_SIGMA, PROMPT_SCV, Z99, output_z
+from infermeter.perfmodel.arrivals import ISL_SIGMA, PROMPT_SCV, Z99
 from infermeter.perfmodel.roofline import (
     Deployment,
     Efficiency,
@@ -46,7 +46,7 @@ from infermeter.perfmodel.roofline import (
     step_time_s,
 )
 from infermeter.perfmodel.specs import Workload
-from infermeter.perfmodel.throughput import steady_state
+from infermeter.perfmodel.throughput import prefill_tpot_tail, steady_state
 
 TAIL = 0.01  # service levels are 99th percentiles
 P99_PROMPT = math.exp(ISL_SIGMA * Z99 - ISL_SIGMA**2 / 2.0)  # p99 / mean prompt
@@ -146,6 +146,5 @@ def tails(dep: Deployment, eff: Efficiency, wl: Workload, scenario: str) -> Tail
     own = _own_prefill(dep, eff, wl, b, wl.isl_mean)
     own_tail = _own_prefill(dep, eff, wl, b, wl.isl_mean * P99_PROMPT) - own
     ttft = own + np.sqrt(wait**2 + own_tail**2)
-    spread = marginal * np.sqrt(rate * step * (1.0 + PROMPT_SCV))
-    tpot = step / emitted + output_z(wl.osl_cv) * spread / math.sqrt(wl.osl_mean)
+    tpot = step / emitted + prefill_tpot_tail(wl, rate * step, marginal)
     return Tails(b, thr, step, ttft, tpot, service, rho)

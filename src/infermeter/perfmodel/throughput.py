@@ -69,11 +69,6 @@ def prefill_load_limit(service_s: FloatArray, ttft_s: float) -> FloatArray:
     return out
 
 
-def ttft_feasible(service_s: float, ttft_s: float) -> bool:
-    """Whether a p99 prompt's prefill alone fits the TTFT bound."""
-    return TTFT_P99_PROMPT * service_s <= ttft_s
-
-
 @dataclass(frozen=True, slots=True)
 class SystemSpec:
     """A whole system: ``count`` accelerators of one kind serving one model."""
@@ -183,10 +178,18 @@ def tpot_spread(
     prompts of ``service_s`` prefill each land in the steps of a batch of ``b``
     (aggregated serving; ``TPOT_SPREAD`` of the Poisson tail)."""
     prompts_per_step = b * wl.spec_tokens(scenario) / wl.osl_mean
-    tail = (
-        output_z(wl.osl_cv) * service_s * np.sqrt(prompts_per_step * (1.0 + PROMPT_SCV))
-    )
-    out: FloatArray = TPOT_SPREAD * tail / np.sqrt(wl.osl_mean)
+    out: FloatArray = TPOT_SPREAD * prefill_tpot_tail(wl, prompts_per_step, service_s)
+    return out
+
+
+def prefill_tpot_tail(
+    wl: Workload, prompts_per_step: FloatArray, prefill_s: FloatArray
+) -> FloatArray:
+    """The p99 query's time per token above the mean step: a Poisson number of
+    prompts, each ``prefill_s`` of prefill, lands in its steps (latency.py's
+    module doc derives it; the simulator checks it there)."""
+    spread = prefill_s * np.sqrt(prompts_per_step * (1.0 + PROMPT_SCV))
+    out: FloatArray = output_z(wl.osl_cv) * spread / np.sqrt(wl.osl_mean)
     return out
 
 
@@ -244,8 +247,8 @@ def _replica_grid(
     processed = 1.0 + wl.spec_draft(scenario)
     b = _batches(b_max)
     limits = wl.limits(scenario)
-    service = wl.isl_mean / prefill_rate(dep, eff, wl, speed)  # one mean prompt, s
-    prefill = wl.isl_mean / service
+    prefill = prefill_rate(dep, eff, wl, speed)  # prompt tokens/s
+    service = wl.isl_mean / prefill  # one mean prompt, s
     if limits is not None:  # prompts/s a replica may prefill under the TTFT bound
         prefill = prefill * prefill_load_limit(service, limits[0] / 1e3)
     if not disaggregated:
@@ -341,7 +344,7 @@ def meets_bounds(
     if not ttft:
         return True
     service = wl.isl_mean / float(prefill_rate(dep, eff, wl, np.asarray([1.0]))[0])
-    return ttft_feasible(service, limits[0] / 1e3)
+    return TTFT_P99_PROMPT * service <= limits[0] / 1e3  # a p99 prompt alone fits
 
 
 def best_config(
