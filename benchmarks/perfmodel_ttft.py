@@ -13,8 +13,9 @@ and c, and on a (P, K) grid; the v4.1 rows alone cannot choose P (none of their
 prompts is long enough for the TTFT bound to bind). Part 3 prints, for both off,
 the TTFT bound alone, the shipped constants and two neighbours, the loss and the
 validations the docs report: fit v4.1 and predict v5.1, leave one system out,
-leave one benchmark out (median / p90 absolute error), and the held-out
-Interactive, DeepSeek-R1 and Llama 3.1 405B medians. Needs ../shared.
+leave one benchmark out (median / p90 absolute error), the held-out
+Interactive, DeepSeek-R1 and Llama 3.1 405B medians, the rows over 30 % round
+out and over 25 % held out, and the in-sample fit. Needs ../shared.
 
     .venv/bin/python benchmarks/perfmodel_ttft.py
 """
@@ -29,6 +30,7 @@ from perfmodel_ridge import _median, _pct, loss_of_fit
 
 from infermeter.perfmodel import throughput
 from infermeter.perfmodel.calibrate import (
+    Validation,
     calibrate_rows,
     leave_one_benchmark_out,
     leave_one_system_out,
@@ -67,6 +69,10 @@ def _grid(
         print("  " + "".join(f"{x:8.3f}" for x in losses))
 
 
+def _over(v: Validation, limit: float) -> int:
+    return sum(abs(p.error) > limit for p in v.predictions)
+
+
 def main() -> None:
     both = load_results(["v4.1", "v5.1"])
     v41, v51 = load_results(["v4.1"]), load_results(["v5.1"])
@@ -85,7 +91,8 @@ def main() -> None:
     )
     print(
         "\n3. setting          loss   v4.1  | round out     | system out    | "
-        "benchmark out | held out: Interactive / DeepSeek-R1 / 405B"
+        "benchmark out | held out: Interactive / DeepSeek-R1 / 405B | rows over 30 % "
+        "round out / over 25 % system out | in-sample"
     )
     cases = (
         ("both off", (p0, c0, 0.0), False),
@@ -105,7 +112,9 @@ def main() -> None:
             f"{_pct(out)} | {_pct(system)} | {_pct(bench)} | "
             f"{_median(system, scenario='Interactive'):4.1f} / "
             f"{_median(system, benchmark='deepseek-r1'):4.1f} / "
-            f"{_median(system, benchmark='llama3.1-405b'):4.1f}"
+            f"{_median(system, benchmark='llama3.1-405b'):4.1f} | "
+            f"{_over(out, 0.30)} / {_over(system, 0.25)} | "
+            f"{_pct(predict_rows(both, calibrate_rows(both.rows)))}"
             f"   ({time.perf_counter() - t0:.1f} s)"
         )
     _set(*SHIPPED)
