@@ -30,7 +30,7 @@ from infermeter.perfmodel.calibrate import (
     stats,
 )
 from infermeter.perfmodel.fit import fit, loss_at, prepare
-from infermeter.perfmodel.published import PublishedRow
+from infermeter.perfmodel.published import PublishedRow, Rows
 
 EXPONENTS = (1.0, 1.25, 1.5, 1.75, 2.0, 3.0, 4.0, math.inf)
 
@@ -56,6 +56,23 @@ def loss_of_fit(rows: Sequence[PublishedRow]) -> float:
     return loss_at(prepared, fit(prepared))
 
 
+def validate(both: Rows, v41: Rows, v51: Rows) -> tuple[str, Validation, Validation]:
+    """The loss (all rows, v4.1 rows), round out, system out, benchmark out and the
+    held-out Interactive / DeepSeek-R1 / 405B medians as one line; and the round-out
+    and system-out validations."""
+    out = predict_rows(v51, calibrate_rows(v41.rows, "v4.1"))
+    system = leave_one_system_out(both)
+    bench = leave_one_benchmark_out(both)
+    text = (
+        f"{loss_of_fit(both.rows):6.3f} {loss_of_fit(v41.rows):6.3f} | {_pct(out)} | "
+        f"{_pct(system)} | {_pct(bench)} | "
+        f"{_median(system, scenario='Interactive'):4.1f} / "
+        f"{_median(system, benchmark='deepseek-r1'):4.1f} / "
+        f"{_median(system, benchmark='llama3.1-405b'):4.1f}"
+    )
+    return text, out, system
+
+
 def main() -> None:
     both = load_results(["v4.1", "v5.1"])
     v41, v51 = load_results(["v4.1"]), load_results(["v5.1"])
@@ -66,22 +83,8 @@ def main() -> None:
     for p in EXPONENTS:
         roofline.RIDGE_P = p
         t0 = time.perf_counter()
-        loss = loss_of_fit(both.rows)
-        loss41 = loss_of_fit(v41.rows)
-        out = predict_rows(v51, calibrate_rows(v41.rows, "v4.1"))
-        system = leave_one_system_out(both)
-        bench = leave_one_benchmark_out(both)
-        held = (
-            _median(system, scenario="Interactive"),
-            _median(system, benchmark="deepseek-r1"),
-            _median(system, benchmark="llama3.1-405b"),
-        )
-        print(
-            f"{p:<5g} {loss:6.3f} {loss41:6.3f} | {_pct(out)} | {_pct(system)} | "
-            f"{_pct(bench)} | "
-            f"{held[0]:4.1f} / {held[1]:4.1f} / {held[2]:4.1f}"
-            f"   ({time.perf_counter() - t0:.1f} s)"
-        )
+        text, _, _ = validate(both, v41, v51)
+        print(f"{p:<5g} {text}   ({time.perf_counter() - t0:.1f} s)")
 
 
 if __name__ == "__main__":

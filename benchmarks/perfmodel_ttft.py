@@ -26,14 +26,12 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
-from perfmodel_ridge import _median, _pct, loss_of_fit
+from perfmodel_ridge import _pct, loss_of_fit, validate
 
 from infermeter.perfmodel import throughput
 from infermeter.perfmodel.calibrate import (
     Validation,
     calibrate_rows,
-    leave_one_benchmark_out,
-    leave_one_system_out,
     load_results,
     predict_rows,
 )
@@ -104,16 +102,9 @@ def main() -> None:
     for label, setting, ttft in cases:
         t0 = time.perf_counter()
         _set(*setting, ttft=ttft)
-        out = predict_rows(v51, calibrate_rows(v41.rows, "v4.1"))
-        system = leave_one_system_out(both)
-        bench = leave_one_benchmark_out(both)
+        text, out, system = validate(both, v41, v51)
         print(
-            f"{label:<18} {loss_of_fit(both.rows):6.3f} {loss_of_fit(v41.rows):6.3f} | "
-            f"{_pct(out)} | {_pct(system)} | {_pct(bench)} | "
-            f"{_median(system, scenario='Interactive'):4.1f} / "
-            f"{_median(system, benchmark='deepseek-r1'):4.1f} / "
-            f"{_median(system, benchmark='llama3.1-405b'):4.1f} | "
-            f"{_over(out, 0.30)} / {_over(system, 0.25)} | "
+            f"{label:<18} {text} | {_over(out, 0.30)} / {_over(system, 0.25)} | "
             f"{_pct(predict_rows(both, calibrate_rows(both.rows)))}"
             f"   ({time.perf_counter() - t0:.1f} s)"
         )
