@@ -36,7 +36,11 @@ def plan_command(
         float, Opt(help="p99 time-to-first-token target (ms).")
     ] = 2000.0,
     precision: Annotated[
-        str | None, Opt(help="fp16, fp8 or fp4 (default: all).")
+        str | None,
+        Opt(
+            help="fp4, fp8, fp16, int8 or int4 (weights; default: fp4, fp8 and "
+            "fp16, where the part computes them)."
+        ),
     ] = None,
     isl: Annotated[
         int | None, Opt(help="Input tokens (default: benchmark mean).")

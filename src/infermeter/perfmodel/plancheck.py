@@ -99,7 +99,6 @@ def plan_published_row(
         osl=round(wl.osl_mean),
     )
     part = row.parts[0][0] if row.parts else row.accelerator
-    precision = row.precision if row.precision in ("fp4", "fp8", "fp16") else None
     return plan_accelerator(
-        part, row.benchmark, target, precision, stack=row.stack, fit=fit
+        part, row.benchmark, target, row.precision, stack=row.stack, fit=fit
     )

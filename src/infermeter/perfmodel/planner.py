@@ -29,6 +29,7 @@ from infermeter.perfmodel.fit import Coefficients
 from infermeter.perfmodel.latency import tails
 from infermeter.perfmodel.roofline import Deployment, Efficiency, prefill_s
 from infermeter.perfmodel.specs import (
+    PRECISION_BYTES,
     Accelerator,
     ModelArch,
     Workload,
@@ -479,6 +480,9 @@ def plan(
 ) -> list[Option | Infeasible]:
     """Per accelerator type, the cheapest option (sorted: cheapest first, then infeasible)."""
     get_model(model)
+    if precision is not None and precision not in PRECISION_BYTES:
+        known = ", ".join(p for p in PRECISION_BYTES if p != "fp32")
+        raise ConfigError(f"Unknown precision {precision!r}; use one of: {known}.")
     names = accelerator_names or sorted(
         k for k, a in accelerators().items() if a.kind == "gpu"
     )

@@ -65,9 +65,13 @@ class Accelerator:
     scaleout_gbs: float = 25.0
     kind: str = "gpu"
     arch: str = ""
+    # Weight formats whose matrix multiplies run at another format's rate on this
+    # part, overriding COMPUTE_RATE: (weights, rate) pairs, e.g. ("int8", "bf16")
+    # where LLM stacks quantise weights only.
+    matmul: tuple[tuple[str, str], ...] = ()
 
     def _rate(self, precision: str) -> float | None:
-        key = COMPUTE_RATE.get(precision, "bf16")
+        key = dict(self.matmul).get(precision) or COMPUTE_RATE.get(precision, "bf16")
         return {
             "bf16": self.bf16_tflops,
             "fp8": self.fp8_tflops,
@@ -203,6 +207,7 @@ def _accelerator(key: str, d: dict[str, Any]) -> Accelerator:
             scaleout_gbs=float(d.get("scaleout_gbs", 25.0)),
             kind=str(d.get("kind", "gpu")),
             arch=str(d.get("arch", "")),
+            matmul=_matmul(key, d.get("matmul", {})),
         )
     except KeyError as exc:
         raise ConfigError(
@@ -213,6 +218,27 @@ def _accelerator(key: str, d: dict[str, Any]) -> Accelerator:
 @lru_cache(maxsize=8)
 def _builtin_accelerators() -> dict[str, Accelerator]:
     return {k: _accelerator(k, v) for k, v in read_toml("accelerators.toml").items()}
+
+
+_RATES = ("bf16", "fp8", "fp4", "int8")
+
+
+def _matmul(key: str, table: Any) -> tuple[tuple[str, str], ...]:
+    """An accelerator's ``matmul`` table ({weights = rate}), checked."""
+    if not isinstance(table, dict):
+        raise ConfigError(
+            f"Accelerator {key!r}: matmul must be a table such as "
+            f'{{ int8 = "bf16" }} (got {table!r}).'
+        )
+    pairs = tuple(sorted((str(w), str(r)) for w, r in table.items()))
+    for weights, rate in pairs:
+        if weights not in PRECISION_BYTES or rate not in _RATES:
+            raise ConfigError(
+                f"Accelerator {key!r}: matmul {weights} = {rate!r} is not a weight "
+                f"format and a rate; weights are one of {', '.join(PRECISION_BYTES)}, "
+                f"rates one of {', '.join(_RATES)}."
+            )
+    return pairs
 
 
 def accelerators(user_file: Path | None = None) -> dict[str, Accelerator]:

@@ -102,6 +102,9 @@ def test_bad_targets_are_config_errors() -> None:
         Targets(users=0, tokens_per_user=30, ttft_ms=2000, isl=10, osl=10)
     with pytest.raises(ConfigError, match="Unknown model"):
         plan("llama9", TARGET)
+    # Not a table of "no INT3 rate" for every part with exit 0: one error.
+    with pytest.raises(ConfigError, match="Unknown precision 'int3'; use one of"):
+        plan("llama2-70b", TARGET, precision="int3")
 
 
 def test_disaggregated_pools_are_an_option_that_never_costs_more() -> None:

@@ -151,3 +151,29 @@ def test_speculative_decoding_acceptance_is_a_parameter() -> None:
     sure = dataclasses.replace(ds, spec_acceptance=1.0)
     assert sure.spec_tokens("Interactive") == 4.0
     assert get_workload("llama2-70b").spec_tokens("Interactive") == 1.0
+
+
+def test_matmul_table_sets_the_rate_integer_weights_multiply_at() -> None:
+    # Xeon LLM stacks quantise weights only: INT8 weights multiply at the BF16 rate,
+    # as INT4 ones do everywhere by default; the Arc Pro B60 runs INT4 at INT8 (W4A8).
+    xeon = get_accelerator("xeon-6980p")
+    assert xeon.peak_flops("int8") == xeon.peak_flops("bf16") < xeon.int8_tops * 1e12
+    assert xeon.peak_flops("int4") == xeon.peak_flops("bf16")
+    arc = get_accelerator("arc-pro-b60-dual")
+    assert arc.peak_flops("int4") == arc.int8_tops * 1e12 == 2 * arc.peak_flops("bf16")
+    h100 = get_accelerator("h100-sxm")  # no table: INT8 at its own rate
+    assert h100.peak_flops("int8") == h100.int8_tops * 1e12
+
+
+def test_a_bad_matmul_table_is_a_one_line_config_error(tmp_path: Path) -> None:
+    base = "memory_gb = 1\nbandwidth_tbs = 1\nbf16_tflops = 1\n"
+    bad = tmp_path / "bad.toml"
+    bad.write_text(f'[a]\n{base}matmul = {{ int8 = "int3" }}\n')
+    with pytest.raises(ConfigError, match="matmul int8 = 'int3'"):
+        accelerators(bad)
+    bad.write_text(f'[a]\n{base}matmul = "bf16"\n')
+    with pytest.raises(ConfigError, match="must be a table"):
+        accelerators(bad)
+    good = tmp_path / "good.toml"
+    good.write_text(f'[a]\n{base}int8_tops = 2\nmatmul = {{ int8 = "bf16" }}\n')
+    assert accelerators(good)["a"].peak_flops("int8") == 1e12

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from infermeter.perfmodel import throughput
-from infermeter.perfmodel.roofline import Efficiency
+from infermeter.perfmodel.roofline import Deployment, Efficiency
 from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload
 from infermeter.perfmodel.throughput import (
     TTFT_P99_PROMPT,
@@ -17,6 +17,7 @@ from infermeter.perfmodel.throughput import (
     best_config,
     deployments,
     prefill_load_limit,
+    prefill_rate,
     replica_throughput,
     throughput_grid,
 )
@@ -117,3 +118,26 @@ def test_a_prompt_too_long_for_the_ttft_bound_is_not_a_feasible_config() -> None
     tight = dataclasses.replace(wl, ttft_ms=100.0)
     choice = best_config(spec, tight, "Server", EFF)
     assert not choice.feasible
+
+
+def _prefill_tokens_s(part: str, precision: str) -> float:
+    dep = Deployment(get_accelerator(part), get_model("llama3.1-8b"), precision)
+    return float(prefill_rate(dep, EFF, get_workload("llama3.1-8b"), ONE)[0])
+
+
+def test_integer_weights_prefill_at_the_rate_the_part_multiplies_them() -> None:
+    # Prefill is compute-bound: it runs at the matmul rate of the weight format.
+    # A Xeon's LLM stacks quantise weights only, so INT8 prefills no faster than
+    # weight-only INT4 (both in BF16, as the published 2x 6980P rows run); a GPU
+    # with no matmul table multiplies INT8 at its INT8 rate; the Arc Pro B60
+    # multiplies INT4 at INT8 (W4A8).
+    xeon8, xeon4 = (
+        _prefill_tokens_s("xeon-6980p", "int8"),
+        _prefill_tokens_s("xeon-6980p", "int4"),
+    )
+    assert xeon8 == pytest.approx(xeon4, rel=0.05)
+    assert _prefill_tokens_s("h100-sxm", "int8") > 1.5 * _prefill_tokens_s(
+        "h100-sxm", "int4"
+    )
+    arc = get_accelerator("arc-pro-b60-dual")
+    assert arc.peak_flops("int4") == 2 * arc.peak_flops("bf16")
