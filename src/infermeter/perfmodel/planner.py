@@ -381,7 +381,7 @@ def plan_accelerator(
     if found:
         return min(found, key=_cost_key)
     reason = min(misses)[1] if misses else "no configuration"
-    if acc.pcie_only:  # a known limit of the model, said where it decides
+    if acc.pcie_only and " x PP" in reason:  # a known limit, said where it decides
         reason += (
             "; replicas of several PCIe cards are modelled as pipeline stages "
             "(tensor parallel over PCIe, which serving stacks also run, is not)"

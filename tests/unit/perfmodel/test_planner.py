@@ -187,6 +187,10 @@ def test_an_infeasible_pcie_card_plan_names_pipeline_stages_and_the_model_s_limi
     assert "tensor parallel over PCIe" in got.reason and "is not" in got.reason
     nvlink = plan_accelerator("h100-sxm", "llama2-70b", t, precision="fp8")
     assert isinstance(nvlink, Option)
+    # A miss that is not about pipeline stages does not get that note.
+    no_rate = plan_accelerator("l4", "llama2-70b", t, precision="fp4")
+    assert isinstance(no_rate, Infeasible) and "no FP4 rate" in no_rate.reason
+    assert "PCIe" not in no_rate.reason
 
 
 def test_a_tie_in_accelerators_goes_to_a_replica_inside_one_domain() -> None:
