@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from infermeter.perfmodel import planner
+from infermeter.perfmodel import planner, plannotes
 from infermeter.perfmodel.calibrate import (
     efficiency_for,
     load_coefficients,
@@ -120,7 +120,7 @@ def _compute_side(accelerator: str, precision: str, **kw: Any) -> Efficiency:
     compute efficiency alone: memory runs at the part, stack and precision speed."""
     eff = efficiency_for(accelerator, precision, **kw)
     coef = kw.get("coefficients") or load_coefficients()
-    own = planner.workload_speed(coef, kw.get("benchmark", "llama2-70b"))
+    own = plannotes.workload_speed(coef, kw.get("benchmark", "llama2-70b"))
     return dataclasses.replace(eff, memory=eff.memory / own)
 
 

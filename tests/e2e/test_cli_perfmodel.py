@@ -8,6 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from infermeter.cli.main import app
+from tests.cli_main import flat
 
 runner = CliRunner()
 
@@ -37,6 +38,15 @@ def test_plan_json_lists_options_and_infeasible_types() -> None:
     assert not by["l4"]["feasible"] and "ms per token" in by["l4"]["reason"]
     assert "tighter than the TPOT bound" in data["note"]  # 17 ms < 40 ms published
     assert data["lengths_note"] is None  # --isl given
+    assert data["evidence_note"] is None  # FP8 H100 and the L4 rest on published rows
+
+
+def test_plan_says_when_a_part_has_no_published_row() -> None:
+    res = runner.invoke(app, ["plan", "--accelerator", "mi355x", "--precision", "fp8"])
+    assert res.exit_code == 0, res.output
+    assert "note: thin evidence: the fit read no published row of mi355x" in flat(
+        res.output
+    )
 
 
 def test_plan_says_when_the_input_length_is_an_assumption() -> None:

@@ -84,12 +84,11 @@ def plan_command(
     replica pools. TPOT p99 / TTFT p99: at the planned load per replica under
     random (Poisson) arrivals; a P/D row's TTFT is its prefill without queueing.
     """
-    from infermeter.perfmodel.planner import (
-        Option,
-        Targets,
+    from infermeter.perfmodel.planner import Option, Targets, plan
+    from infermeter.perfmodel.plannotes import (
         calibration_note,
+        evidence_note,
         lengths_note,
-        plan,
         pools_note,
     )
     from infermeter.perfmodel.specs import get_workload
@@ -113,6 +112,7 @@ def plan_command(
     note = calibration_note(model, targets, fit)
     assumed = lengths_note(model, isl_given=bool(isl))
     pools = pools_note(model, targets, disaggregated)
+    evidence = evidence_note(rows, fit)
     sims = _simulated(rows, model, targets, simulate, fit, quiet=as_json)
     if as_json:
         typer.echo(
@@ -123,6 +123,7 @@ def plan_command(
                     "note": note,
                     "lengths_note": assumed,
                     "pools_note": pools,
+                    "evidence_note": evidence,
                     "options": [
                         {
                             "feasible": isinstance(r, Option),
@@ -180,7 +181,7 @@ def plan_command(
     for r in rows:
         if not isinstance(r, Option):
             out.print(f"{r.accelerator}: infeasible: {r.reason}")
-    for line in (note, assumed, pools):
+    for line in (note, assumed, pools, evidence):
         if line:
             out.print(f"note: {line}")
 

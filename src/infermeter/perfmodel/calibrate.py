@@ -263,6 +263,7 @@ def coefficients_to_dict(coef: Coefficients, sources: Sequence[str]) -> dict[str
         "rows": coef.rows,
         "sources": list(sources),
         "values": dict(sorted(coef.values.items())),
+        "support": dict(sorted(coef.support.items())),
     }
 
 
@@ -273,6 +274,7 @@ def coefficients_from_dict(d: dict[str, Any]) -> Coefficients:
             int(d["rows"]),
             tuple(str(r) for r in d["rounds"]),
             str(d["label"]),
+            {str(k): int(v) for k, v in d.get("support", {}).items()},
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         raise ConfigError(

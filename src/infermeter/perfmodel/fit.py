@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -193,12 +193,15 @@ def prepare(
 
 @dataclass(frozen=True, slots=True)
 class Coefficients:
-    """Fitted effects by name (log scale) and what they were fitted on."""
+    """Fitted effects by name (log scale) and what they were fitted on; ``support``
+    counts, per effect, the published systems whose rows carry it (how much
+    evidence an effect a plan inherits rests on; empty for older files)."""
 
     values: dict[str, float]
     rows: int
     rounds: tuple[str, ...]
     label: str
+    support: dict[str, int] = field(default_factory=dict)
 
     def log_speed(self, names: Sequence[str]) -> float:
         return sum(self.values.get(n, 0.0) for n in names)
@@ -323,8 +326,21 @@ def fit(
     rounds = tuple(sorted({p.row.round for p in train}))
     values = {name: float(b) for name, b in zip(prob.names, beta, strict=True)}
     return Coefficients(
-        values, len(train), rounds, label or f"fitted on {' + '.join(rounds)}"
+        values,
+        len(train),
+        rounds,
+        label or f"fitted on {' + '.join(rounds)}",
+        support(train),
     )
+
+
+def support(train: Sequence[Prepared]) -> dict[str, int]:
+    """Per effect, how many published systems (accelerator x count x stack) carry it."""
+    systems: dict[str, set[tuple[str, int, str]]] = {}
+    for p in train:
+        for name in (*p.speed, *p.scenario):
+            systems.setdefault(name, set()).add(p.row.system_key)
+    return {name: len(keys) for name, keys in sorted(systems.items())}
 
 
 def loss_at(train: Sequence[Prepared], coef: Coefficients) -> float:

@@ -13,13 +13,16 @@ from infermeter.errors import ConfigError
 from infermeter.perfmodel.calibrate import coefficients_to_dict, load_coefficients
 from infermeter.perfmodel.plancheck import simulate_option
 from infermeter.perfmodel.planner import (
-    SLOW_WORKLOAD,
     Infeasible,
     Option,
     Targets,
-    calibration_note,
     plan,
     plan_accelerator,
+)
+from infermeter.perfmodel.plannotes import (
+    SLOW_WORKLOAD,
+    calibration_note,
+    evidence_note,
     workload_speed,
 )
 
@@ -151,6 +154,34 @@ def test_a_plan_beyond_the_calibrated_rows_says_it_is_extrapolated(
     assert unseen is not None and "no published gpt-oss-120b row" in unseen
     older = note("deepseek-r1", 10, fit="v4.1")  # v4.1 had no DeepSeek-R1
     assert older is not None and "fitted on v4.1" in older
+
+
+def test_a_plan_says_when_its_part_or_precision_rests_on_thin_evidence(
+    tmp_path: Path,
+) -> None:
+    # The shipped fit read no MI355X row and learned its FP16 effect from one
+    # system (4x L40S): plans that inherit either say so; an FP8 H100 plan,
+    # resting on dozens of systems, does not.
+    unseen = plan("llama2-70b", TARGET, precision="fp8", accelerator_names=["mi355x"])
+    note = evidence_note(unseen)
+    assert note is not None and "no published row of mi355x" in note
+    assert "all parts' rows" in note  # no CDNA4 part has rows either
+    b300 = evidence_note(plan("llama2-70b", TARGET, accelerator_names=["b300"]))
+    assert b300 is not None and "other blackwell parts' rows" in b300
+    fp16 = evidence_note(
+        plan("llama2-70b", TARGET, precision="fp16", accelerator_names=["h100-sxm"])
+    )
+    assert fp16 is not None and "FP16's fitted effect" in fp16
+    assert "one published system" in fp16
+    shipped = load_coefficients()
+    assert shipped.support["prec:fp16"] == 1 and shipped.support["prec:fp8"] > 20
+    fp8 = plan("llama2-70b", TARGET, precision="fp8", accelerator_names=["h100-sxm"])
+    assert evidence_note(fp8) is None
+    # A coefficients file that records no support (older ones) says nothing.
+    bare = tmp_path / "bare.json"
+    entry = coefficients_to_dict(dataclasses.replace(shipped, support={}), ["test"])
+    bare.write_text(json.dumps({"fits": {"test": entry}}))
+    assert evidence_note(unseen, fit=str(bare)) is None
 
 
 def test_long_prompt_plans_hold_their_p99s_in_the_simulator() -> None:

@@ -1,0 +1,132 @@
+"""Notes a plan carries: where it extrapolates past the published rows the fit
+read, where its inputs are assumed, and how much evidence the effects it inherits
+rest on. Each returns one line or None (``infermeter plan`` prints them)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from infermeter.perfmodel.calibrate import load_coefficients
+from infermeter.perfmodel.fit import Coefficients
+from infermeter.perfmodel.planner import Infeasible, Option, Targets, scenario_for
+from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload
+
+
+def calibration_note(model: str, t: Targets, fit: str | None = None) -> str | None:
+    """Why a plan is extrapolated, or None: the fit read no row of the benchmark, or
+    none with a TPOT bound as tight as the target's (its speed factor, fitted on
+    large batches, then also sets small, memory-bound batches)."""
+    wl = get_workload(model)
+    coef = load_coefficients(fit) if fit else load_coefficients()
+    if f"bench:{wl.key}" not in coef.values:
+        return (
+            f"extrapolated: the fit ({coef.label}) read no published {wl.key} row; "
+            "its speed comes from the part, stack and precision alone"
+        )
+    seen = [
+        limits[1]
+        for sc in ("Server", "Interactive")
+        if f"scenbench:{sc}|{wl.key}" in coef.values
+        and (limits := wl.limits(sc)) is not None
+    ]
+    tpot = 1000.0 / t.tokens_per_user
+    if seen and tpot >= min(seen):
+        return None
+    tightest = f"{min(seen):g} ms" if seen else "none: Offline rows only"
+    return (
+        f"extrapolated: {tpot:.0f} ms per token is tighter than the TPOT bound of any "
+        f"published {wl.key} row the fit ({coef.label}) read (tightest: {tightest}); "
+        "the speed fitted at large batches also sets these small, memory-bound ones"
+        + _workload_gap(coef, wl.key)
+    )
+
+
+SLOW_WORKLOAD = 0.5  # a benchmark's own speed factor worth a warning below this
+
+
+def workload_speed(coef: Coefficients, benchmark: str) -> float:
+    """The speed factor a fit gives the benchmark itself (its own effect, and the
+    mixture-of-experts one for MoE models), beside the part's and the stack's."""
+    names = [f"bench:{get_workload(benchmark).key}"]
+    if get_model(benchmark).is_moe:
+        names.append("moe:moe")
+    return math.exp(sum(coef.values.get(n, 0.0) for n in names))
+
+
+def _workload_gap(coef: Coefficients, benchmark: str) -> str:
+    """A benchmark far below the physics at large batches (its own speed effects
+    under ``SLOW_WORKLOAD``): if that gap is compute-side, small memory-bound
+    batches run faster than the plan assumes (docs/benchmarks.md measures one)."""
+    factor = workload_speed(coef, benchmark)
+    if factor >= SLOW_WORKLOAD:
+        return ""
+    return (
+        f"; the fit runs {benchmark} at {factor:.2f}x the speed of other benchmarks "
+        "on the same parts, a gap seen at large batches: if it is compute-side, "
+        "this plan may need several times fewer accelerators"
+    )
+
+
+def pools_note(model: str, t: Targets, disaggregated: bool) -> str | None:
+    """Say so when an aggregated-only plan takes the Interactive derate: it is
+    fitted with the better of aggregated and prefill/decode serving (what the
+    published rows ran), so pools may need fewer accelerators."""
+    if disaggregated or scenario_for(t, get_workload(model)) != "Interactive":
+        return None
+    return (
+        "aggregated only: at Interactive-tight TPOT the calibrated derate is what "
+        "published rows reach with aggregated or prefill/decode serving, whichever "
+        "was better; --disaggregated also tries P/D pools"
+    )
+
+
+def lengths_note(model: str, isl_given: bool) -> str | None:
+    """Say so when the plan runs on the benchmark's assumed mean input length (the
+    dataset's per-sample lengths were not published in the sources read)."""
+    wl = get_workload(model)
+    if isl_given or not wl.isl_assumed:
+        return None
+    return (
+        f"assumed: {wl.key}'s mean input of {wl.isl_mean:,.0f} tokens is not "
+        "published in the sources read; pass --isl with your prompts' mean"
+    )
+
+
+THIN = 1  # published systems an effect rests on at most, to be called thin evidence
+_NOTABLE = (
+    0.05  # a thin effect smaller than this (log) changes a plan too little to say
+)
+
+
+def evidence_note(
+    rows: Sequence[Option | Infeasible], fit: str | None = None
+) -> str | None:
+    """Say so when a plan's parts have no published row (their speed comes from
+    their chip generation's rows, or from every part's), or when its precision's
+    fitted effect rests on one published system's rows. None for coefficient
+    files that do not record their support (older ones)."""
+    coef = load_coefficients(fit) if fit else load_coefficients()
+    if not coef.support:
+        return None
+    unseen, thin = [], []
+    for o in (r for r in rows if isinstance(r, Option)):
+        acc = get_accelerator(o.accelerator)
+        if not coef.support.get(f"part:{acc.key}"):
+            kin = f"other {acc.arch}" if coef.support.get(f"arch:{acc.arch}") else "all"
+            entry = f"{acc.key} (speed from {kin} parts' rows)"
+            if entry not in unseen:
+                unseen.append(entry)
+        name = f"prec:{o.precision}"
+        effect = coef.values.get(name, 0.0)
+        if coef.support.get(name, 0) <= THIN and abs(effect) >= _NOTABLE:
+            change = f"{math.expm1(effect) * 100:+.0f} %"
+            entry = f"{o.precision.upper()}'s fitted effect ({change})"
+            if entry not in thin:
+                thin.append(entry)
+    parts = []
+    if unseen:
+        parts.append("the fit read no published row of " + ", ".join(unseen))
+    if thin:
+        parts.append(", ".join(thin) + " rests on one published system's rows")
+    return "thin evidence: " + "; ".join(parts) if parts else None
