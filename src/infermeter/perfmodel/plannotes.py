@@ -5,7 +5,7 @@ rest on. Each returns one line or None (``infermeter plan`` prints them)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from infermeter.perfmodel.calibrate import load_coefficients
 from infermeter.perfmodel.fit import Coefficients
@@ -94,9 +94,8 @@ def lengths_note(model: str, isl_given: bool) -> str | None:
 
 
 THIN = 1  # published systems an effect rests on at most, to be called thin evidence
-_NOTABLE = (
-    0.05  # a thin effect smaller than this (log) changes a plan too little to say
-)
+# A thin precision effect under this (log) changes a plan too little to mention.
+NOTABLE = 0.05
 
 
 def evidence_note(
@@ -109,24 +108,32 @@ def evidence_note(
     coef = load_coefficients(fit) if fit else load_coefficients()
     if not coef.support:
         return None
-    unseen, thin = [], []
-    for o in (r for r in rows if isinstance(r, Option)):
-        acc = get_accelerator(o.accelerator)
-        if not coef.support.get(f"part:{acc.key}"):
-            kin = f"other {acc.arch}" if coef.support.get(f"arch:{acc.arch}") else "all"
-            entry = f"{acc.key} (speed from {kin} parts' rows)"
-            if entry not in unseen:
-                unseen.append(entry)
-        name = f"prec:{o.precision}"
-        effect = coef.values.get(name, 0.0)
-        if coef.support.get(name, 0) <= THIN and abs(effect) >= _NOTABLE:
-            change = f"{math.expm1(effect) * 100:+.0f} %"
-            entry = f"{o.precision.upper()}'s fitted effect ({change})"
-            if entry not in thin:
-                thin.append(entry)
+    options = [r for r in rows if isinstance(r, Option)]
+    unseen = _unique(_unseen_part(coef, o.accelerator) for o in options)
+    thin = _unique(_thin_precision(coef, o.precision) for o in options)
     parts = []
     if unseen:
         parts.append("the fit read no published row of " + ", ".join(unseen))
     if thin:
         parts.append(", ".join(thin) + " rests on one published system's rows")
     return "thin evidence: " + "; ".join(parts) if parts else None
+
+
+def _unseen_part(coef: Coefficients, part: str) -> str | None:
+    acc = get_accelerator(part)
+    if coef.support.get(f"part:{acc.key}"):
+        return None
+    kin = f"other {acc.arch}" if coef.support.get(f"arch:{acc.arch}") else "all"
+    return f"{acc.key} (speed from {kin} parts' rows)"
+
+
+def _thin_precision(coef: Coefficients, precision: str) -> str | None:
+    name = f"prec:{precision}"
+    effect = coef.values.get(name, 0.0)
+    if coef.support.get(name, 0) > THIN or abs(effect) < NOTABLE:
+        return None
+    return f"{precision.upper()}'s fitted effect ({math.expm1(effect) * 100:+.0f} %)"
+
+
+def _unique(items: Iterable[str | None]) -> list[str]:
+    return list(dict.fromkeys(i for i in items if i is not None))
