@@ -40,7 +40,9 @@ python3 benchmarks/torch_llm_gpu.py --device "$device" --samples 256 \
 runs=$(find /tmp/gpu -name run.json -printf '%h\n' | sort)
 echo "runs: $runs"
 im report $runs -o "$out/report.html"; echo "report exit $?"
-for r in $runs; do im compare "$r" 2>&1 | head -12; echo "compare exit ${PIPESTATUS[0]}"; done
+# compare's output goes to a file first: piped into head, its exit status would be
+# the broken pipe's (1), not its own.
+for r in $runs; do im compare "$r" >/tmp/compare.txt 2>&1; echo "compare exit $?"; head -12 /tmp/compare.txt; done
 
 step "2. transformers serve --continuous-batching on $device"
 python3 benchmarks/tiny_hf_model.py /tmp/tinyhf --hidden 1024 --layers 8 >/dev/null 2>&1
