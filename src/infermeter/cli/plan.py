@@ -51,6 +51,14 @@ def plan_command(
     accelerator: Annotated[
         list[str] | None, Opt(help="Accelerator(s) to consider (default: all).")
     ] = None,
+    stack: Annotated[
+        str | None,
+        Opt(
+            help="Serving stack whose calibrated effects apply: trt-llm, vllm, "
+            "sglang, llmboost, pytorch or other (default: each part's usual one, "
+            "trt-llm on NVIDIA, pytorch on CPUs, vllm elsewhere)."
+        ),
+    ] = None,
     disaggregated: Annotated[
         bool, Opt(help="Also consider prefill-only and decode-only replica pools.")
     ] = False,
@@ -108,6 +116,7 @@ def plan_command(
         accelerator_names=accelerator,
         disaggregated=disaggregated,
         fit=fit,
+        stack=stack,
     )
     note = calibration_note(model, targets, fit)
     assumed = lengths_note(model, isl_given=bool(isl))
@@ -140,6 +149,7 @@ def plan_command(
     table = Table(
         Column("Accelerator", no_wrap=True),
         "Prec",
+        "Stack",
         "TP",
         "Replicas",
         "Accels (band)",
@@ -162,6 +172,7 @@ def plan_command(
             table.add_row(
                 r.accelerator,
                 r.precision,
+                r.stack,
                 f"{r.tp}{' EP' if r.expert_parallel else ''}",
                 f"{r.replicas}{' P/D' if r.disaggregated else ''}",
                 f"{r.accelerators} ({lo}-{hi})",

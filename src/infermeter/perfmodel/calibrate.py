@@ -320,21 +320,33 @@ def load_coefficients(name: str = DEFAULT_FIT) -> Coefficients:
 
 
 # -- coefficients for one system (planner, system builder, serve-sim) ----------
+STACKS = ("trt-llm", "vllm", "sglang", "llmboost", "pytorch", "other")
+
+
+def check_stack(stack: str) -> str:
+    """``stack`` if it is one the published rows name; else a one-line ConfigError."""
+    if stack not in STACKS:
+        raise ConfigError(f"Unknown stack {stack!r}; use one of: {', '.join(STACKS)}.")
+    return stack
+
+
 def efficiency_for(
     accelerator: str,
     precision: str,
     *,
-    stack: str = "trt-llm",
+    stack: str | None = None,
     benchmark: str = "llama2-70b",
     coefficients: Coefficients | None = None,
     scenario: str = "Server",
 ) -> Efficiency:
     """Calibrated efficiency of one system: the fitted speed folded into compute and
-    memory efficiency, the ``scenario``'s derate (Server or Interactive) in ``server``."""
+    memory efficiency, the ``scenario``'s derate (Server or Interactive) in ``server``;
+    ``stack`` defaults to the one the part usually runs (``Accelerator.usual_stack``)."""
     coef = coefficients or load_coefficients()
     acc = get_accelerator(accelerator)
     wl = get_workload(benchmark)
     prec = precision if acc.supports(precision) else acc.lowest_precision()
-    speed = math.exp(coef.log_speed(speed_features(acc.key, stack, prec, wl.key)))
-    derate = math.exp(coef.log_derate(scenario_features(scenario, stack, wl.key)))
+    stk = check_stack(stack or acc.usual_stack)
+    speed = math.exp(coef.log_speed(speed_features(acc.key, stk, prec, wl.key)))
+    derate = math.exp(coef.log_derate(scenario_features(scenario, stk, wl.key)))
     return Efficiency(server=derate).scaled(speed)

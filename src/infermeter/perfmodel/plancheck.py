@@ -52,7 +52,6 @@ def simulate_option(
     *,
     requests: int,
     seed: int = 1,
-    stack: str = "trt-llm",
     fit: str | None = None,
 ) -> Simulated | None:
     """Simulate one replica of ``option`` at ``t``'s load per replica; None for
@@ -68,7 +67,7 @@ def simulate_option(
         precision=option.precision,
         tp=option.tp,
         ep=option.expert_parallel,
-        stack=stack,
+        stack=option.stack,
         coefficients=fit,
     )
     isl, osl = workload_lengths(t.workload(get_workload(model)), requests, seed)

@@ -24,7 +24,11 @@ from importlib import resources
 import numpy as np
 
 from infermeter.errors import ConfigError
-from infermeter.perfmodel.calibrate import efficiency_for, load_coefficients
+from infermeter.perfmodel.calibrate import (
+    check_stack,
+    efficiency_for,
+    load_coefficients,
+)
 from infermeter.perfmodel.latency import tails
 from infermeter.perfmodel.roofline import Deployment, Efficiency, prefill_s
 from infermeter.perfmodel.specs import (
@@ -113,6 +117,7 @@ class Option:
     accelerators_band: tuple[int, int]
     expert_parallel: bool = False
     disaggregated: bool = False
+    stack: str = "trt-llm"
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,6 +333,7 @@ def _option(
         )
     lo, hi = BAND
     return Option(
+        stack=stack,
         accelerator=acc.key,
         precision=prec,
         tp=dep.tp,
@@ -359,15 +365,17 @@ def plan_accelerator(
     t: Targets,
     precision: str | None = None,
     *,
-    stack: str = "trt-llm",
+    stack: str | None = None,
     disaggregated: bool = False,
     fit: str | None = None,
 ) -> Option | Infeasible:
     """The cheapest feasible option on one accelerator type, or why there is none.
 
     ``disaggregated`` also considers prefill-only and decode-only replica pools;
-    ``fit`` names the coefficients (default: the shipped fit of every round)."""
+    ``fit`` names the coefficients (default: the shipped fit of every round);
+    ``stack`` defaults to the one the part usually runs (``usual_stack``)."""
     acc, arch = get_accelerator(acc_name), get_model(model)
+    stack = check_stack(stack or acc.usual_stack)
     precs = [precision] if precision else [p for p in PRECISIONS if acc.supports(p)]
     found: list[Option] = []
     misses: list[Why] = []
@@ -396,17 +404,23 @@ def plan(
     accelerator_names: list[str] | None = None,
     disaggregated: bool = False,
     fit: str | None = None,
+    stack: str | None = None,
 ) -> list[Option | Infeasible]:
-    """Per accelerator type, the cheapest option (sorted: cheapest first, then infeasible)."""
+    """Per accelerator type, the cheapest option (sorted: cheapest first, then
+    infeasible); each part on ``stack``, or on the one it usually runs."""
     get_model(model)
     if precision is not None and precision not in PRECISION_BYTES:
         known = ", ".join(p for p in PRECISION_BYTES if p != "fp32")
         raise ConfigError(f"Unknown precision {precision!r}; use one of: {known}.")
+    if stack is not None:
+        check_stack(stack)
     names = accelerator_names or sorted(
         k for k, a in accelerators().items() if a.kind == "gpu"
     )
     rows = [
-        plan_accelerator(n, model, t, precision, disaggregated=disaggregated, fit=fit)
+        plan_accelerator(
+            n, model, t, precision, stack=stack, disaggregated=disaggregated, fit=fit
+        )
         for n in names
     ]
     opts = sorted((r for r in rows if isinstance(r, Option)), key=_cost_key)

@@ -118,6 +118,16 @@ class Accelerator:
         return max(self.scaleout_gbs, 0.1) * 1e9
 
     @property
+    def usual_stack(self) -> str:
+        """The serving stack a plan assumes on this part unless told: TensorRT-LLM on
+        NVIDIA parts, PyTorch on CPUs, vLLM elsewhere (it runs on AMD, Intel and
+        Google parts); the stacks their published LLM rows run. TensorRT-LLM's
+        fitted effects must not reach parts it does not run on."""
+        if self.kind == "cpu":
+            return "pytorch"
+        return "trt-llm" if self.vendor == "nvidia" else "vllm"
+
+    @property
     def pcie_only(self) -> bool:
         """Cards that reach each other only over PCIe (no accelerator link)."""
         return self.scaleup_domain == 1 and self.scaleup_link.startswith("PCIe")

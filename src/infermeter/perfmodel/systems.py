@@ -36,7 +36,7 @@ def build_system(
     tp: int | None = None,
     ep: bool = False,
     router: str = "least-loaded",
-    stack: str = "trt-llm",
+    stack: str | None = None,
     coefficients: str | None = None,
 ) -> ServingConfig:
     """``count`` accelerators serving ``model`` as ``count / tp`` replicas.
@@ -44,7 +44,7 @@ def build_system(
     Missing ``precision`` -> the part's lowest native one; missing ``tp`` -> the
     replica shape with the best Server throughput (expert parallel for MoE where
     it wins); a given ``tp`` runs expert parallel when ``ep``. Coefficients come
-    from calibration.
+    from calibration, for ``stack`` or the stack the part usually runs.
     """
     acc = get_accelerator(accelerator)
     arch = get_model(model)

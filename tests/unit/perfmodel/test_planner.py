@@ -184,6 +184,27 @@ def test_a_plan_says_when_its_part_or_precision_rests_on_thin_evidence(
     assert evidence_note(unseen, fit=str(bare)) is None
 
 
+def test_each_part_is_planned_on_the_stack_it_runs_unless_told() -> None:
+    # TensorRT-LLM runs on NVIDIA parts only: an AMD plan must not inherit its
+    # fitted effects. By default AMD (and other non-NVIDIA GPUs) plan on vLLM,
+    # the stack their published rows run, and CPUs on PyTorch.
+    def one(part: str, stack: str | None = None) -> Option:
+        got = plan_accelerator(part, "llama2-70b", TARGET, "fp8", stack=stack)
+        assert isinstance(got, Option)
+        return got
+
+    assert one("h100-sxm").stack == "trt-llm"
+    assert one("mi325x").stack == "vllm"
+    assert plan_accelerator("xeon-6980p", "llama3.1-8b", TARGET).stack == "pytorch"
+    told = one("mi325x", "trt-llm")
+    assert told.stack == "trt-llm"
+    # TRT-LLM's fitted effects are faster than vLLM's: the plan it would have
+    # made is no larger than the vLLM one.
+    assert told.accelerators <= one("mi325x").accelerators
+    with pytest.raises(ConfigError, match="Unknown stack 'tensorrt'; use one of"):
+        plan("llama2-70b", TARGET, stack="tensorrt")
+
+
 def test_long_prompt_plans_hold_their_p99s_in_the_simulator() -> None:
     # 4,000-token prompts at a 1 s TTFT: sizing replicas by the mean step alone
     # gave 11 x H200 at TP1, whose simulated p99 TTFT was 2.4 s. The plan now
