@@ -53,6 +53,8 @@ SPEEDS = [
     ("h100-sxm", "trt-llm", "fp8", "llama2-70b"),
     ("b200", "trt-llm", "fp4", "llama2-70b"),
     ("b200", "trt-llm", "fp4", "deepseek-r1"),
+    ("mi325x", "vllm", "fp8", "llama2-70b"),  # its published rows' stack
+    ("mi325x", "trt-llm", "fp8", "llama2-70b"),  # what plans took before usual_stack
 ]
 
 

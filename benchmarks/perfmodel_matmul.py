@@ -8,7 +8,11 @@ and both removed, this refits the model on the published v4.1 + v5.1 rows and
 prints the line ``perfmodel_ridge.validate`` prints (loss over all rows and over
 the v4.1 rows, round out, system out, benchmark out, held-out Interactive /
 DeepSeek-R1 / 405B medians), then the round-out and system-out median error of
-the rows those parts ran. Needs ../shared.
+the rows those parts ran. First it prints the evidence the tables rest on: the
+published 2x Xeon 6980P Llama 3.1 8B rows at INT8 and INT4, and the GEMM FLOP/s
+the Arc Pro B60 rows need (2 x active parameters x (1 + ISL / OSL) per output
+token, at the workloads' mean lengths) against the cards' BF16 peak. Needs
+../shared.
 
     .venv/bin/python benchmarks/perfmodel_matmul.py
 """
@@ -18,10 +22,12 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from perfmodel_ridge import validate
+from perfmodel_ridge import load_rounds, validate
 
 from infermeter.perfmodel import specs
-from infermeter.perfmodel.calibrate import Validation, load_results, stats
+from infermeter.perfmodel.calibrate import Validation, stats
+from infermeter.perfmodel.published import Rows
+from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload
 
 XEONS = ("xeon-6980p", "xeon-6787p", "xeon-8592plus")
 ARC = ("arc-pro-b60-dual",)
@@ -46,9 +52,27 @@ def _parts_median(v: Validation, parts: tuple[str, ...]) -> str:
     return f"{stats('', picked).median * 100:5.1f}"
 
 
+def evidence(v51: Rows) -> None:
+    """The published rows each table is read from."""
+    print("## evidence (published MLPerf v5.1 rows; FLOP/s derived)")
+    for r in v51.rows:
+        if r.accelerator == "xeon-6980p" and r.benchmark == "llama3.1-8b":
+            print(f"   {r.label} {r.precision}: {r.tokens_per_s:,.0f} tokens/s")
+    for r in v51.rows:
+        if r.accelerator in ARC and r.scenario == "Offline":
+            m, w = get_model(r.benchmark), get_workload(r.benchmark)
+            need = r.tokens_per_s * 2 * m.params_active * (1 + w.isl_mean / w.osl_mean)
+            peak = r.count * get_accelerator(r.accelerator).peak_flops("bf16")
+            print(
+                f"   {r.label}: {r.tokens_per_s:,.0f} tokens/s needs {need / 1e12:,.0f}"
+                f" TFLOP/s of GEMMs, {need / peak * 100:.0f} % of {peak / 1e12:,.0f}"
+                f" TFLOP/s BF16 peak (ISL {w.isl_mean:,.1f}, OSL {w.osl_mean:,.2f})"
+            )
+
+
 def main() -> None:
-    both = load_results(["v4.1", "v5.1"])
-    v41, v51 = load_results(["v4.1"]), load_results(["v5.1"])
+    both, v41, v51 = load_rounds()
+    evidence(v51)
     print(
         "setting        loss   v4.1  | round out     | system out    | benchmark out |"
         " held out: Interactive / DeepSeek-R1 / 405B | Xeon rows round / system out |"

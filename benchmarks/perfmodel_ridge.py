@@ -56,6 +56,15 @@ def loss_of_fit(rows: Sequence[PublishedRow]) -> float:
     return loss_at(prepared, fit(prepared))
 
 
+def load_rounds() -> tuple[Rows, Rows, Rows]:
+    """The published rows of v4.1 + v5.1, of v4.1 and of v5.1 (../shared)."""
+    return (
+        load_results(["v4.1", "v5.1"]),
+        load_results(["v4.1"]),
+        load_results(["v5.1"]),
+    )
+
+
 def validate(both: Rows, v41: Rows, v51: Rows) -> tuple[str, Validation, Validation]:
     """The loss (all rows, v4.1 rows), round out, system out, benchmark out and the
     held-out Interactive / DeepSeek-R1 / 405B medians as one line; and the round-out
@@ -74,8 +83,7 @@ def validate(both: Rows, v41: Rows, v51: Rows) -> tuple[str, Validation, Validat
 
 
 def main() -> None:
-    both = load_results(["v4.1", "v5.1"])
-    v41, v51 = load_results(["v4.1"]), load_results(["v5.1"])
+    both, v41, v51 = load_rounds()
     print(
         "p      loss   v4.1  | round out     | system out    | benchmark out | "
         "held out: Interactive / DeepSeek-R1 / 405B"

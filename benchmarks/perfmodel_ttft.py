@@ -26,13 +26,12 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
-from perfmodel_ridge import _pct, loss_of_fit, validate
+from perfmodel_ridge import _pct, load_rounds, loss_of_fit, validate
 
 from infermeter.perfmodel import throughput
 from infermeter.perfmodel.calibrate import (
     Validation,
     calibrate_rows,
-    load_results,
     predict_rows,
 )
 from infermeter.perfmodel.published import PublishedRow
@@ -72,8 +71,7 @@ def _over(v: Validation, limit: float) -> int:
 
 
 def main() -> None:
-    both = load_results(["v4.1", "v5.1"])
-    v41, v51 = load_results(["v4.1"]), load_results(["v5.1"])
+    both, v41, v51 = load_rounds()
     p0, c0, k0 = SHIPPED
     _grid(
         both.rows,

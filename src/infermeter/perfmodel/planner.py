@@ -104,6 +104,7 @@ class Option:
 
     accelerator: str
     precision: str
+    stack: str
     tp: int
     batch_per_replica: int
     replicas: int
@@ -117,7 +118,6 @@ class Option:
     accelerators_band: tuple[int, int]
     expert_parallel: bool = False
     disaggregated: bool = False
-    stack: str = "trt-llm"
 
 
 @dataclass(frozen=True, slots=True)
@@ -412,8 +412,6 @@ def plan(
     if precision is not None and precision not in PRECISION_BYTES:
         known = ", ".join(p for p in PRECISION_BYTES if p != "fp32")
         raise ConfigError(f"Unknown precision {precision!r}; use one of: {known}.")
-    if stack is not None:
-        check_stack(stack)
     names = accelerator_names or sorted(
         k for k, a in accelerators().items() if a.kind == "gpu"
     )
