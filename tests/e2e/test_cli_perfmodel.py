@@ -8,7 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from infermeter.cli.main import app
-from tests.cli_main import flat
+from tests.cli_main import flat, run_main
 
 runner = CliRunner()
 
@@ -62,6 +62,16 @@ def test_plan_says_when_the_input_length_is_an_assumption() -> None:
     assert "9,400 tokens is not published" in assumed.output.replace("\n", " ")
     given = runner.invoke(app, [*args, "--users", "4", "--isl", "2000", "--json"])
     assert given.exit_code == 0 and json.loads(given.output)["lengths_note"] is None
+
+
+def test_plan_refuses_zero_token_lengths_instead_of_using_the_mean() -> None:
+    # --isl 0 used to read as "not given": the plan silently used the benchmark's
+    # mean prompt and exited 0.
+    for flag in ("--isl", "--osl"):
+        result = run_main("plan", "--accelerator", "h100-sxm", flag, "0")
+        assert result.code == 2, result.output
+        assert "--isl and --osl must be >= 1" in result.stderr
+        assert "Plan" not in result.stdout
 
 
 def test_plan_says_an_aggregated_plan_at_interactive_tpot_has_pools_to_try() -> None:

@@ -106,8 +106,8 @@ def plan_command(
         users,
         tokens_per_user,
         ttft_ms,
-        isl or round(wl.isl_mean),
-        osl or round(wl.osl_mean),
+        round(wl.isl_mean) if isl is None else isl,  # 0 is an error, not "unset"
+        round(wl.osl_mean) if osl is None else osl,
     )
     rows = plan(
         model,
@@ -119,7 +119,7 @@ def plan_command(
         stack=stack,
     )
     note = calibration_note(model, targets, fit)
-    assumed = lengths_note(model, isl_given=bool(isl))
+    assumed = lengths_note(model, isl_given=isl is not None)
     pools = pools_note(model, targets, disaggregated)
     evidence = evidence_note(rows, fit)
     sims = _simulated(rows, model, targets, simulate, fit, quiet=as_json)

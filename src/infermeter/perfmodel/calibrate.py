@@ -73,10 +73,15 @@ class Stats:
         return {
             "set": self.label,
             "rows": self.rows,
-            "median_abs_error": self.median,
-            "p90_abs_error": self.p90,
-            "median_signed_error": self.bias,
+            "median_abs_error": _finite(self.median),
+            "p90_abs_error": _finite(self.p90),
+            "median_signed_error": _finite(self.bias),
         }
+
+
+def _finite(x: float) -> float | None:
+    """JSON has no NaN (strict parsers such as jq reject it): an empty set is null."""
+    return None if math.isnan(x) else x
 
 
 def stats(label: str, preds: Sequence[RowPrediction]) -> Stats:
@@ -127,7 +132,7 @@ class Validation:
             "label": "predicted (derived), not MLPerf results",
             "rows": self.total,
             "modelled": len(self.predictions),
-            "coverage": self.coverage,
+            "coverage": _finite(self.coverage),
             "overall": self.overall().as_dict(),
             "by_scenario": [s.as_dict() for s in self.by(lambda r: r.scenario)],
             "by_benchmark_scenario": [
@@ -173,6 +178,13 @@ def load_results(sources: Sequence[str | Path]) -> Rows:
     if not sources:
         raise ConfigError("Pass at least one --results FILE (summary_results.json).")
     parts = [read_rows(round_file(str(s))) for s in sources]
+    for part in parts:
+        if not part.rows and not part.skipped:
+            raise ConfigError(
+                f"'{part.source}' holds no LLM results (Offline, Server or "
+                "Interactive rows of an LLM benchmark); pass a summary_results.json "
+                "that has some."
+            )
     rows = tuple(r for p in parts for r in p.rows)
     skipped = tuple(s for p in parts for s in p.skipped)
     rounds = tuple(sorted({r for p in parts for r in p.rounds}))

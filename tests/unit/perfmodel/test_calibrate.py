@@ -149,6 +149,20 @@ def test_wrong_shape_json_is_one_line_config_error(tmp_path: Path) -> None:
         read_rows(bad)
 
 
+def test_a_file_without_llm_rows_is_an_error_and_empty_sets_are_json_null(
+    tmp_path: Path,
+) -> None:
+    # A ResNet-only file used to "predict" 0 of 0 rows with exit 0 and print NaN
+    # into --json, which strict parsers (jq) reject.
+    vision = _raw(Model="resnet50", Performance_Units="Samples/s")
+    with pytest.raises(ConfigError, match=r"holds no LLM results"):
+        load_results([_write(tmp_path, [vision])])
+    empty = Validation("none", "fit", ()).as_dict()
+    assert empty["coverage"] is None
+    assert empty["overall"]["median_abs_error"] is None
+    json.loads(json.dumps(empty, allow_nan=False))
+
+
 def _synthetic(speed: dict[str, float], scenario_derate: float) -> list[PublishedRow]:
     """Rows whose 'published' value is the physics at a known speed per stack."""
     rows = []
