@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infermeter.errors import ConfigError
-from infermeter.results.accelerators import normalise
+from infermeter.results.accelerators import known_parts, normalise
 from infermeter.results.published import PublishedResult
 from infermeter.results.runfolder import RunFolder
 
@@ -115,6 +115,8 @@ def _run_gpu(
     env: object, gpu: str | None, gpus: int | None
 ) -> tuple[str | None, int | None]:
     """The run's accelerator: flags win, else run.json environment.gpu."""
+    if gpus is not None and gpus < 1:  # 0 would read as "not given" below
+        raise ConfigError(f"--gpus must be >= 1 (got {gpus}).")
     found = env.get("gpu") if isinstance(env, dict) else None
     name, count = gpu, gpus
     if isinstance(found, dict):
@@ -162,6 +164,14 @@ def select_published(
     return keep[:limit], notes
 
 
+def check_part(name: str, rows: Sequence[PublishedResult]) -> None:
+    """A one-line error for a user's part that has no spec and no published row."""
+    key, known = normalise(name).slug, known_parts()
+    if key in known or any(normalise(r.accelerator_raw).slug == key for r in rows):
+        return
+    raise ConfigError(f"Unknown accelerator {name!r}. Known: {', '.join(known)}.")
+
+
 def compare(
     figure: RunFigure,
     rows: Sequence[PublishedResult],
@@ -185,9 +195,11 @@ def compare(
         out.append(_row(figure, row, number))
         footnotes.append(f"[{number}] {footnote(row)}")
     if not chosen:
+        of = f" of {normalise(accelerator).slug}" if accelerator else ""
         notes.append(
-            f"No published {figure.benchmark} {figure.scenario} rows in {figure.unit}; "
-            "import a round with 'infermeter results import FILE'."
+            f"No published {figure.benchmark} {figure.scenario} rows{of} in "
+            f"{figure.unit}; import a round that has some with 'infermeter results "
+            "import FILE'" + (", or drop --accelerator." if accelerator else ".")
         )
     notes += [_band_note(out), DERIVED_NOTE, f"{figure.run_id}: {RUN_NOTE}"]
     if figure.unit == "ms":

@@ -8,7 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infermeter.results.compare import Comparison, RunFigure, compare, run_figure
+from infermeter.results.compare import (
+    Comparison,
+    RunFigure,
+    check_part,
+    compare,
+    run_figure,
+)
 from infermeter.results.cost import (
     Cost,
     compute_cost,
@@ -106,6 +112,8 @@ def compare_run(
     run = load_run(run_dir)
     figure = run_figure(run, gpu=gpu, gpus=gpus)
     rows = published_rows(run.benchmark, run.scenario, store=store, builtin=builtin)
+    if accelerator:
+        check_part(accelerator, rows)
     comparison = _compare_same_part(
         figure,
         rows,

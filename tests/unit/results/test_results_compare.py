@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from tests.results_fixtures import write_run
 
-from infermeter.results.compare import UNVERIFIED, compare, run_figure
+from infermeter.errors import ConfigError
+from infermeter.results.compare import UNVERIFIED, check_part, compare, run_figure
 from infermeter.results.headline import headline_results
 from infermeter.results.published import load_summary_file
 from infermeter.results.runfolder import load_run
@@ -74,6 +75,23 @@ def test_filter_by_result_id_and_accelerator(tmp_path):
     h200 = compare(figure, headline_results(), accelerator="H200 SXM")
     ids = {r.published.result_id for r in h200.rows}
     assert ids and all(r.published.accelerator == "h200-sxm" for r in h200.rows)
+
+
+def test_an_unknown_part_or_zero_gpus_is_an_error_not_an_empty_table(tmp_path):
+    # Both used to exit 0: an unknown --accelerator with "import a round" (the
+    # rows were there, the name was wrong), --gpus 0 read as "not given".
+    run, figure = _figure(tmp_path, scenario="Server")
+    with pytest.raises(
+        ConfigError, match=r"Unknown accelerator 'nope'\. Known: .*b200"
+    ):
+        check_part("nope", headline_results())
+    check_part("H200 SXM", headline_results())  # a spec part: no error
+    with pytest.raises(ConfigError, match=r"--gpus must be >= 1 \(got 0\)"):
+        run_figure(run, gpu="h100-sxm", gpus=0)
+    # A known part without rows says so, and how to get some.
+    none = compare(figure, headline_results(), accelerator="mi355x")
+    assert none.rows == []
+    assert any("rows of mi355x" in n and "--accelerator" in n for n in none.notes)
 
 
 def test_previews_are_flagged_in_footnotes(tmp_path):
