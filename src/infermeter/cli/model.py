@@ -74,6 +74,8 @@ def _print_validation(v: Validation, *, rows: bool) -> None:
             f"({skip.accelerator}): {skip.reason}",
             markup=False,
         )
+    for note in v.notes:
+        out.print(f"note: {note}", markup=False)
 
 
 def _emit(v: Validation, *, as_json: bool, rows: bool) -> None:
@@ -99,7 +101,8 @@ def predict_command(
     rows: Annotated[bool, Opt(help="Print the per-row table.")] = False,
     as_json: Annotated[bool, Opt("--json", help="Machine-readable output.")] = False,
 ) -> None:
-    """Predict published rows from a fit that never saw them; error per set.
+    """Predict published rows from a fit; error per set (in-sample, and said so,
+    where the fit read their round: --fit v4.1 predicts v5.1 from rows it never saw).
 
     Coverage and error per benchmark, scenario and accelerator; every row the
     model cannot place is listed with the reason. Predictions are derived

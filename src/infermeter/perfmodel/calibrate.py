@@ -212,7 +212,17 @@ def predict_rows(rows: Rows, coef: Coefficients, name: str = "") -> Validation:
         RowPrediction(p.row, math.exp(predict_log(p, coef))) for p in prepared
     )
     name = name or f"predict {', '.join(rows.rounds)} from a fit {coef.label}"
-    return Validation(name, coef.label, preds, rows.skipped + _unplaced(failed))
+    seen = sorted(set(rows.rounds) & set(coef.rounds))
+    notes: tuple[str, ...] = ()
+    if seen:  # the errors are the fit's residuals: they flatter the model
+        name += " (in-sample)"
+        notes = (
+            f"in-sample: the fit read {', '.join(seen)}, the round of these rows, so "
+            "these errors measure how well it fits them, not how well it predicts; "
+            "fit on earlier rounds (--fit v4.1 for v5.1 rows) or hold systems out "
+            "('infermeter model calibrate --holdout system').",
+        )
+    return Validation(name, coef.label, preds, rows.skipped + _unplaced(failed), notes)
 
 
 def leave_one_system_out(rows: Rows) -> Validation:

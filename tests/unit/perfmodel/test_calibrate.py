@@ -163,6 +163,19 @@ def test_a_file_without_llm_rows_is_an_error_and_empty_sets_are_json_null(
     json.loads(json.dumps(empty, allow_nan=False))
 
 
+def test_predicting_rows_of_a_round_the_fit_read_is_labelled_in_sample(
+    tmp_path: Path,
+) -> None:
+    # "predict v5.1 from a fit fitted on v4.1 + v5.1" printed the fit's own
+    # residuals as if they were predictions.
+    rows = load_results([_write(tmp_path, [_raw()])])
+    both = predict_rows(rows, load_coefficients("v4.1+v5.1"))
+    assert both.name.endswith("(in-sample)")
+    assert "in-sample: the fit read v5.1" in both.as_dict()["notes"][0]
+    earlier = predict_rows(rows, load_coefficients("v4.1"))
+    assert not earlier.name.endswith("(in-sample)") and earlier.notes == ()
+
+
 def _synthetic(speed: dict[str, float], scenario_derate: float) -> list[PublishedRow]:
     """Rows whose 'published' value is the physics at a known speed per stack."""
     rows = []
