@@ -64,6 +64,14 @@ def test_missing_log_and_benchmark(tmp_path: Path) -> None:
     assert "not found" in str(result.exception)
 
 
+def test_samples_below_one_is_a_one_line_error(tmp_path: Path) -> None:
+    # -1 used to end in "internal error: ValueError", 0 read as "not given".
+    folder = _run_folder(tmp_path, correct=True)
+    for bad in ("0", "-1"):
+        result = runner.invoke(app, ["accuracy", str(folder), "--samples", bad])
+        assert f"--samples must be >= 1 (got {bad})" in str(result.exception)
+
+
 def test_bad_response_format(tmp_path: Path) -> None:
     result = runner.invoke(app, ["accuracy", str(tmp_path), "--response-format", "x"])
     assert "Unknown --response-format 'x'" in str(result.exception)

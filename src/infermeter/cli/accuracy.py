@@ -65,6 +65,8 @@ def accuracy_command(
     """
     from infermeter.errors import ConfigError
 
+    if samples is not None and samples < 1:  # 0 would read as "not given"
+        raise ConfigError(f"--samples must be >= 1 (got {samples}).")
     if response_format not in ("auto", "tokens", "text"):
         raise ConfigError(
             f"Unknown --response-format {response_format!r}. Known: auto, tokens, text."
