@@ -22,6 +22,7 @@ from infermeter.throughput import run_rate
 EXIT_WORSE = 4
 NO_DIFFERENCE = "no significant difference"
 F64 = npt.NDArray[np.float64]
+MIN_RESAMPLES = 100  # fewer put a 95 % interval's ends on two or three draws
 Stat = Callable[[F64], F64]  # rows of resamples -> one statistic per row
 
 
@@ -162,6 +163,13 @@ def diff_runs(
     """Compare run B against baseline A, metric by metric."""
     if not 0.5 < confidence < 1.0:
         raise ConfigError(f"--confidence must be in (0.5, 1) (got {confidence}).")
+    if resamples < MIN_RESAMPLES:  # 0 or -1 ended in an internal error
+        raise ConfigError(
+            f"--resamples must be >= {MIN_RESAMPLES} for a percentile interval "
+            f"(got {resamples}; default 1000)."
+        )
+    if threshold < 0:
+        raise ConfigError(f"--threshold must be >= 0 (got {threshold}).")
     if a.is_token_run != b.is_token_run:
         raise ConfigError(
             "One run reports tokens and the other does not; compare "

@@ -58,6 +58,14 @@ def test_mixed_runs_and_bad_confidence_are_config_errors(tmp_path):
         diff_runs(a, b)
     with pytest.raises(ConfigError, match="--confidence"):
         diff_runs(a, a, confidence=1.5)
+    # These used to end in "internal error" (TypeError, ValueError).
+    for few in (0, -1, 99):
+        with pytest.raises(
+            ConfigError, match=rf"--resamples must be >= 100 .* .got {few};"
+        ):
+            diff_runs(a, a, resamples=few)
+    with pytest.raises(ConfigError, match=r"--threshold must be >= 0"):
+        diff_runs(a, a, threshold=-0.1)
 
 
 def test_window_rates_sum_to_the_total():
