@@ -27,3 +27,11 @@ def test_exit_0_without_regression_and_4_when_worse(tmp_path):
     assert p50["low"] > 0.02
     text = runner.invoke(app, ["diff", str(a), str(slow)])
     assert "verdict: worse" in text.output and "[+" in text.output
+
+
+def test_a_negative_seed_is_a_usage_error(tmp_path):
+    # It used to reach numpy and end in "internal error: ValueError".
+    a = write_run(tmp_path / "a", n=50, seed=1)
+    result = runner.invoke(app, ["diff", str(a), str(a), "--seed", "-1"])
+    assert result.exit_code == 2, result.output
+    assert "Invalid value for '--seed'" in result.output

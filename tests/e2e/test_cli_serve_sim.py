@@ -57,6 +57,10 @@ def test_serve_sim_subprocess_answers_with_simulated_timing() -> None:
         (["--model", "gpt5"], "error: Unknown model 'gpt5'"),
         (["--count", "1", "--tp", "1", "--precision", "fp16"], "needs 138.1 GB"),
         (["--time-scale", "0"], "error: --time-scale must be > 0 (got 0)."),
+        (
+            ["--port", "65534", "--replicas", "4"],
+            "error: --port 65534 with --replicas 4 runs past port 65535",
+        ),
     ],
 )
 def test_bad_input_is_one_line_with_exit_2(args: list[str], message: str) -> None:
@@ -66,6 +70,15 @@ def test_bad_input_is_one_line_with_exit_2(args: list[str], message: str) -> Non
     assert done.returncode == 2
     assert message in done.stderr and done.stderr.count("\n") == 1
     assert "Traceback" not in done.stderr
+
+
+def test_a_port_outside_0_to_65535_is_a_usage_error() -> None:
+    # -1 used to reach bind() and end in "internal error: OverflowError".
+    runner = CliRunner()
+    for cmd, port in (("serve-sim", "-1"), ("serve-mock", "70000")):
+        result = runner.invoke(app, [cmd, "--port", port])
+        assert result.exit_code == 2, result.output
+        assert "Invalid value for '--port'" in result.output
 
 
 def test_help_lists_examples_and_the_command_is_registered() -> None:

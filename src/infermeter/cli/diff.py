@@ -26,7 +26,7 @@ def diff_command(
         float, typer.Option(help="Smallest relative change that counts (0.02 = 2 %).")
     ] = 0.02,
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 1000,
-    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Bootstrap seed.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable.")] = False,
 ) -> None:
     """Compare throughput and latency percentiles of B against baseline A.

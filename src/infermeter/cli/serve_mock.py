@@ -16,7 +16,9 @@ def serve_mock_command(
     mode: Annotated[
         str, typer.Option(help="echo | max-throughput | timed | faults")
     ] = "max-throughput",
-    port: Annotated[int, typer.Option(help="TCP port (0 = any free port).")] = 8000,
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, help="TCP port (0 = any free port).")
+    ] = 8000,
     host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
     model: Annotated[str, typer.Option(help="Model name to answer as.")] = "mock-model",
     ttft: Annotated[

@@ -27,7 +27,9 @@ def serve_sim_command(
         int | None, typer.Option(help="Tensor-parallel size (default: best).")
     ] = None,
     host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="TCP port (0 = any free port).")] = 8000,
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, help="TCP port (0 = any free port).")
+    ] = 8000,
     time_scale: Annotated[
         float, typer.Option(help="Simulated seconds per real second.")
     ] = 1.0,
@@ -75,6 +77,7 @@ def serve_sim_command(
 
       infermeter serve-sim --replicas 4 --port 8001 --count 2 --tp 2
     """
+    from infermeter.errors import ConfigError
     from infermeter.servers.sim import SimConfig, describe, serve
 
     config = SimConfig(
@@ -90,6 +93,11 @@ def serve_sim_command(
         replicas=replicas,
     )
     config.validate()
+    if port and port + replicas - 1 > 65535:  # one port per replica, upward
+        raise ConfigError(
+            f"--port {port} with --replicas {replicas} runs past port 65535; "
+            f"use --port {65536 - replicas} or lower, or --port 0 (any free ports)."
+        )
     if replicas > 1:
         _serve_replicas(config, host, port)
         return
