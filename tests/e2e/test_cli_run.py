@@ -135,6 +135,8 @@ def test_a_sut_that_never_completes_is_invalid_not_a_hang(
         ),
         (["--sut", "teleport"], "Unknown SUT kind 'teleport'"),
         (["--benchmark", "llama9"], "llama9"),
+        # 0 would scrape /metrics in a busy loop; it was accepted.
+        (["--metrics-interval", "0s"], "--metrics-interval must be > 0 (got '0s')"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(
@@ -176,3 +178,14 @@ def test_help_ends_with_examples() -> None:
     result = runner.invoke(app, ["run", "--help"])
     assert result.exit_code == 0
     assert "Examples:" in result.output
+
+
+def test_a_negative_dataset_seed_is_a_usage_error(tmp_path: Path) -> None:
+    # It used to be blamed on the data: "Cannot read sample 216 of
+    # 'synthetic-prompts': expected non-negative integer".
+    result = run_main(
+        "run", "--output-dir", str(tmp_path / "r"), "--dataset-seed", "-1"
+    )
+    assert result.code == 2, result.output
+    assert "Invalid value for '--dataset-seed'" in result.output
+    assert "Cannot read sample" not in result.output

@@ -166,6 +166,15 @@ def test_a_sweep_where_every_request_fails_exits_non_zero_with_reasons(
     assert "6 of 6 requests failed: 6 x cannot connect" in table.stdout
 
 
+def test_a_negative_seed_or_a_zero_metrics_interval_is_refused(url: str) -> None:
+    # --seed -1 reached numpy; --metrics-interval 0s would scrape in a busy loop.
+    base = ["sweep", "--url", url, "--model", "m", "--concurrency", "1"]
+    seed = CliRunner().invoke(app, [*base, "--seed", "-1"])
+    assert seed.exit_code == 2 and "Invalid value for '--seed'" in seed.output
+    scrape = CliRunner().invoke(app, [*base, "--metrics-interval", "0s"])
+    assert "--metrics-interval must be > 0" in str(scrape.exception)
+
+
 def test_a_sweep_without_a_server_fails_in_the_preflight(tmp_path: Path) -> None:
     from infermeter.errors import SUTConnectionError
     from infermeter.servers.mock import MockServer

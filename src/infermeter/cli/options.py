@@ -53,6 +53,14 @@ def parse_duration_ns(text: str, *, flag: str) -> int:
     return int(float(match.group(1)) * _UNITS_NS[match.group(2)])
 
 
+def metrics_interval_s(text: str) -> float:
+    """``--metrics-interval`` in seconds; 0 would scrape the servers in a busy loop."""
+    ns = parse_duration_ns(text, flag="--metrics-interval")
+    if ns <= 0:
+        raise ConfigError(f"--metrics-interval must be > 0 (got {text!r}); e.g. 1s")
+    return ns / 1e9
+
+
 def parse_duration_ms(text: str, *, flag: str) -> int:
     return parse_duration_ns(text, flag=flag) // 1_000_000
 

@@ -19,6 +19,7 @@ from infermeter.cli.options import (
     RayAddress,
     client_scale,
     dataset_options,
+    metrics_interval_s,
     metrics_urls,
     parse_duration_ms,
     parse_duration_ns,
@@ -182,7 +183,9 @@ def run_command(
             "(shared system prompts) or multi-turn:TURNS (growing conversations)."
         ),
     ] = None,
-    dataset_seed: Annotated[int, typer.Option(help="Seed of synthetic data.")] = 0,
+    dataset_seed: Annotated[
+        int, typer.Option(min=0, help="Seed of synthetic data.")
+    ] = 0,
     output_dir: Annotated[
         Path | None, typer.Option(help="Write the run folder exactly here.")
     ] = None,
@@ -311,10 +314,7 @@ def run_command(
         store=store,
         engine=engine,
         metrics_urls=metrics_urls(metrics_url),
-        metrics_interval_s=parse_duration_ns(
-            metrics_interval, flag="--metrics-interval"
-        )
-        / 1e9,
+        metrics_interval_s=metrics_interval_s(metrics_interval),
         preflight=preflight,
         force=force,
     )

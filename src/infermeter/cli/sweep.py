@@ -100,7 +100,7 @@ def sweep_command(
     ] = None,
     ray: RayAddress = None,
     ray_actors: RayActors = None,
-    seed: Annotated[int, typer.Option(help="Seed of arrivals and prompts.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of arrivals and prompts.")] = 0,
     out: Annotated[Path | None, typer.Option(help="Folder for the results.")] = None,
     metrics_url: Annotated[
         list[str],
@@ -124,8 +124,8 @@ def sweep_command(
     """
     from infermeter.cli.options import (
         client_scale,
+        metrics_interval_s,
         metrics_urls,
-        parse_duration_ns,
         parse_key_values,
     )
     from infermeter.runs.endpoint_sweep import SweepRequest, execute_sweep
@@ -163,10 +163,7 @@ def sweep_command(
         trace=trace,
         out_dir=out,
         metrics_urls=metrics_urls(metrics_url),
-        metrics_interval_s=parse_duration_ns(
-            metrics_interval, flag="--metrics-interval"
-        )
-        / 1e9,
+        metrics_interval_s=metrics_interval_s(metrics_interval),
         preflight=preflight,
     )
     result = execute_sweep(request, on_note=_note)
