@@ -85,6 +85,34 @@ def test_expert_parallel_ranks_wait_for_the_busiest_one() -> None:
     assert expert_imbalance(dense, np.asarray([16.0]))[0] == 1.0
 
 
+def test_fine_grained_experts_compute_whole_row_tiles(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from infermeter.perfmodel import roofline
+    from infermeter.perfmodel.roofline import step_time_s, tile_padding
+
+    ds, mixtral = get_model("deepseek-r1"), get_model("mixtral-8x7b")
+    # 4,500 tokens: 141 rows for each of DeepSeek-R1's 256 experts (8 per token)
+    # in 64-row tiles, three of them; 1,125 for each of Mixtral's 8 (2 per token).
+    assert tile_padding(ds, np.asarray([4500.0]))[0] == pytest.approx(1.23, abs=0.01)
+    assert tile_padding(mixtral, np.asarray([4500.0]))[0] < 1.04
+    # One token: the few experts it reaches each fill an 8-row tile.
+    assert tile_padding(ds, np.asarray([1.0]))[0] == pytest.approx(7.9, abs=0.1)
+    ep = Deployment(get_accelerator("b200"), ds, "fp4", 8, ep=True, domain=8)
+
+    def step() -> float:
+        tokens = np.asarray([4500.0])
+        kw = {"context": np.asarray([1000.0]), "prefill_context": np.zeros(1)}
+        out = step_time_s(ep, Efficiency(), decode=tokens, prefill=0 * tokens, **kw)
+        return float(out[0])
+
+    tiled = step()
+    monkeypatch.setattr(roofline, "EXPERT_TILE_ROWS", 1e-6)
+    monkeypatch.setattr(roofline, "EXPERT_TILE_MIN", 1e-6)
+    untiled = step()
+    assert tiled > 1.01 * untiled  # the padded rows cost compute
+
+
 def test_mla_and_expert_parallel_memory() -> None:
     ds = get_model("deepseek-r1")
     b200 = get_accelerator("b200")
