@@ -158,3 +158,23 @@ def test_console_script_prints_one_line_errors(tmp_path):
     )
     assert proc.returncode == 2 and "Unknown currency 'XYZ'" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_an_unwritable_output_path_is_one_line_with_exit_2(tmp_path):
+    # report -o, results export and model calibrate --write ended in
+    # "internal error: FileNotFoundError" for a path under a file.
+    from tests.cli_main import run_main
+
+    run = write_run(tmp_path / "run")
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    store = str(tmp_path / "s.sqlite")
+    _ok(["results", "add", str(run), "--store", store])
+    for args in (
+        ("report", str(run), "-o", str(blocked / "r.html")),
+        ("results", "export", str(blocked / "rows.csv"), "--store", store),
+    ):
+        result = run_main(*args)
+        assert result.code == 2, result.output
+        assert "Cannot write" in result.stderr and "writable path" in result.stderr
+        assert "internal error" not in result.stderr

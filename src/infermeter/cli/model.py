@@ -197,6 +197,7 @@ def calibrate_command(
 
 def _merge_write(path: Path, coef: Coefficients, source: str) -> None:
     from infermeter.errors import ConfigError
+    from infermeter.outfile import replacing
     from infermeter.perfmodel.calibrate import coefficients_to_dict
 
     data: dict[str, object] = {"fits": {}}
@@ -218,7 +219,8 @@ def _merge_write(path: Path, coef: Coefficients, source: str) -> None:
         "Fitted coefficients of infermeter's performance model; regenerate with "
         "'infermeter model calibrate --results ROUND... --holdout none --write FILE'."
     )
-    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    with replacing(path) as tmp:
+        tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
 @model_app.command("specs")

@@ -19,6 +19,7 @@ import jinja2
 import numpy as np
 
 from infermeter.formatting import format_figure, format_number
+from infermeter.outfile import replacing
 from infermeter.report import charts, server_charts
 from infermeter.report.model import RunLike
 from infermeter.report.sweep import sweep_points
@@ -244,7 +245,6 @@ def build_report(
 
 def write_report(html: str, path: Path) -> Path:
     """Write via a temporary file so a failed write leaves no half report."""
-    tmp = path.with_name(path.name + ".part")
-    tmp.write_text(html, encoding="utf-8")
-    tmp.replace(path)
+    with replacing(path) as tmp:
+        tmp.write_text(html, encoding="utf-8")
     return path

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.errors import ConfigError, MissingDependencyError
+from infermeter.outfile import replacing
 
 FORMATS = ("csv", "json", "parquet")
 
@@ -27,18 +28,18 @@ def export_rows(
 ) -> str:
     """Write ``rows`` to ``path``; writes to a temporary file first, then renames."""
     chosen = guess_format(path, fmt)
-    tmp = path.with_name(path.name + ".part")
     columns = list(rows[0]) if rows else []
-    if chosen == "csv":
-        with tmp.open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.DictWriter(handle, fieldnames=columns)
-            writer.writeheader()
-            writer.writerows(rows)
-    elif chosen == "json":
-        tmp.write_text(json.dumps(list(rows), indent=2, default=str), encoding="utf-8")
-    else:
-        _write_parquet(rows, columns, tmp)
-    tmp.replace(path)
+    with replacing(path) as tmp:
+        if chosen == "csv":
+            with tmp.open("w", newline="", encoding="utf-8") as handle:
+                writer = csv.DictWriter(handle, fieldnames=columns)
+                writer.writeheader()
+                writer.writerows(rows)
+        elif chosen == "json":
+            text = json.dumps(list(rows), indent=2, default=str)
+            tmp.write_text(text, encoding="utf-8")
+        else:
+            _write_parquet(rows, columns, tmp)
     return chosen
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.errors import ConfigError, DatasetError, MissingDependencyError
+from infermeter.outfile import replacing
 from infermeter.workloads.datasets.tables import read_frame, require_pandas
 
 READS = {".pkl": "pickle", ".pickle": "pickle", ".csv": "csv", ".parquet": "parquet"}
@@ -42,11 +43,13 @@ def convert_table(
     if target.resolve() == source.resolve():
         raise ConfigError("the output must be another file than the input")
     frame = _read(source, allow_pickle=allow_pickle)
-    target.parent.mkdir(parents=True, exist_ok=True)
     if target.suffix == ".parquet":
-        _write_parquet(frame, target)
-    else:
-        frame.to_json(target, orient="records", lines=True, force_ascii=False)
+        _require_pyarrow()
+    with replacing(target) as partial:  # never a half-written file under the name
+        if target.suffix == ".parquet":
+            frame.to_parquet(partial)
+        else:
+            frame.to_json(partial, orient="records", lines=True, force_ascii=False)
     return Converted(target, len(frame), tuple(str(c) for c in frame.columns))
 
 
@@ -67,11 +70,8 @@ def _read(source: Path, *, allow_pickle: bool) -> Any:
     return read_frame(source, fmt, allow_pickle=allow_pickle)
 
 
-def _write_parquet(frame: Any, target: Path) -> None:
+def _require_pyarrow() -> None:
     try:
         import pyarrow  # noqa: F401
     except ImportError:
         raise MissingDependencyError("pyarrow", "parquet") from None
-    partial = target.with_name(target.name + ".part")
-    frame.to_parquet(partial)
-    partial.replace(target)  # never a half-written Parquet file under the real name
