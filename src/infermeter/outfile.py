@@ -27,3 +27,18 @@ def replacing(path: Path) -> Iterator[Path]:
     finally:
         with suppress(OSError):  # a failed write's leftovers; gone after the rename
             tmp.unlink(missing_ok=True)
+
+
+def writable_folder(folder: Path, flag: str) -> None:
+    """Create ``folder`` and prove a file can be written there, before any load is
+    sent: a bad ``flag`` path is a one-line usage error, not a lost run."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / ".infermeter-write-test"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise PathError(
+            f"{flag} {str(folder)!r} cannot be written ({exc.strerror or exc}); "
+            "pass a folder you can write to"
+        ) from None

@@ -175,6 +175,20 @@ def test_a_negative_seed_or_a_zero_metrics_interval_is_refused(url: str) -> None
     assert "--metrics-interval must be > 0" in str(scrape.exception)
 
 
+def test_an_unwritable_out_folder_is_refused_before_any_load(
+    url: str, tmp_path: Path
+) -> None:
+    # It ended in "internal error: NotADirectoryError" once the first point ran.
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    args = ["sweep", "--url", url, "--model", "m", "--concurrency", "1",
+            "--requests", "4", "--out", str(blocked / "sweep")]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert "--out" in str(result.exception)
+    assert "cannot be written (Not a directory)" in str(result.exception)
+    assert "preflight" not in result.output  # refused before the probe request
+
+
 def test_a_sweep_without_a_server_fails_in_the_preflight(tmp_path: Path) -> None:
     from infermeter.errors import SUTConnectionError
     from infermeter.servers.mock import MockServer

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from infermeter.clock import MonotonicClock
 from infermeter.errors import ConfigError
+from infermeter.outfile import writable_folder
 from infermeter.runs import server_metrics
 from infermeter.runs.load import LoadResult, LoadSpec
 from infermeter.runs.preflight import preflight
@@ -83,6 +84,8 @@ def execute_sweep(
         )
     if request.replay and request.trace is None:
         raise ConfigError("--replay needs --trace FILE.jsonl")
+    if request.out_dir is not None:
+        writable_folder(request.out_dir, "--out")
     config, key = config_from_options(request.sut_options)
     prompts, count = _prompts(request, config)
     note = on_note or (lambda line: None)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from infermeter import __version__
 from infermeter.errors import ConfigError
 from infermeter.loadgen.journal import RecordJournal
+from infermeter.outfile import writable_folder
 
 if TYPE_CHECKING:
     from infermeter.runs.run import RunRequest
@@ -87,12 +88,9 @@ class RunDir:
                 "pass another --output-dir, or --force to replace it"
             )
         created = not folder.exists()
-        folder.mkdir(parents=True, exist_ok=True)
+        writable_folder(folder, "--output-dir")
         for name in held:  # --force: the old run's files go, nothing else does
             (folder / name).unlink()
-        probe = folder / ".infermeter-write-test"
-        probe.write_bytes(b"")
-        probe.unlink()
         return cls(folder, created=created)
 
     def start(self, meta: dict[str, Any], *, journal: bool = True) -> None:
