@@ -58,10 +58,14 @@ def load_trace(path: str | Path) -> Trace:
             inputs.append(int(row.get("input_length", row.get("input_tokens"))))
             outputs.append(int(row.get("output_length", row.get("output_tokens"))))
             hashes.append(tuple(int(h) for h in row.get("hash_ids") or ()))
-        except (ValueError, TypeError, AttributeError) as exc:
+            if inputs[-1] < 0 or outputs[-1] < 1:
+                raise ValueError(f"lengths {inputs[-1]} in, {outputs[-1]} out")
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            # KeyError: a row without timestamp or timestamp_s (was an internal error)
+            why = f"no {exc.args[0]}" if isinstance(exc, KeyError) else str(exc)
             raise DatasetError(
-                f"{path}:{number}: bad trace row ({exc}); need timestamp, "
-                "input_length and output_length"
+                f"{path}:{number}: bad trace row ({why}); need timestamp (ms) or "
+                "timestamp_s, input_length >= 0 and output_length >= 1"
             ) from None
     if not times:
         raise DatasetError(f"Trace {str(path)!r} has no requests")

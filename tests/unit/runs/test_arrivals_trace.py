@@ -97,3 +97,17 @@ def test_trace_errors_name_file_and_line(tmp_path: Path) -> None:
         load_trace(back)
     with pytest.raises(DatasetError, match="Cannot read"):
         load_trace(tmp_path / "missing.jsonl")
+    # A row without a timestamp was an internal KeyError; negative lengths passed.
+    untimed = _write(
+        tmp_path / "untimed.jsonl", [{"input_length": 1, "output_length": 1}]
+    )
+    with pytest.raises(
+        DatasetError, match=r"untimed\.jsonl:1: bad trace row \(no timestamp\)"
+    ):
+        load_trace(untimed)
+    negative = _write(
+        tmp_path / "neg.jsonl",
+        [{"timestamp": 0, "input_length": 5, "output_length": -3}],
+    )
+    with pytest.raises(DatasetError, match=r"neg\.jsonl:1: .*-3 out"):
+        load_trace(negative)

@@ -63,7 +63,7 @@ def resolve_columns(
         raise DatasetError(
             f"{where}: no prompt column found "
             f"(tried {', '.join(CANDIDATES['prompt'])}); map one, e.g. "
-            f"--column prompt=<name>. Columns: {', '.join(map(str, available))}."
+            f"--dataset-column prompt=<name>. Columns: {', '.join(map(str, available))}."
         )
     return found
 
