@@ -37,7 +37,8 @@ class ApiKey:
             if not value:
                 raise ConfigError(
                     f"Environment variable {env!r} is not set or empty; "
-                    "export it or use --api-key-file"
+                    "export it, or name a file that holds the key with "
+                    "--sut-opt api_key_file=PATH"
                 )
             return cls(value)
         if file:

@@ -70,6 +70,9 @@ def test_key_from_file_is_stripped_and_hidden(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match="Cannot read API key file"):
         ApiKey.load(file=str(tmp_path / "missing"))
+    # The way out it names is a flag that exists (it said --api-key-file).
+    with pytest.raises(ConfigError, match=r"--sut-opt api_key_file=PATH"):
+        ApiKey.load(env="INFERMETER_TEST_UNSET_KEY")
 
 
 def test_body_shaping() -> None:
