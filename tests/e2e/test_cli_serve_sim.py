@@ -58,6 +58,10 @@ def test_serve_sim_subprocess_answers_with_simulated_timing() -> None:
         (["--count", "1", "--tp", "1", "--precision", "fp16"], "needs 138.1 GB"),
         (["--time-scale", "0"], "error: --time-scale must be > 0 (got 0)."),
         (
+            ["--prefix-cache-tokens", "-5"],
+            "error: --prefix-cache-tokens must be -1 (the whole KV cache), 0 (off)",
+        ),
+        (
             ["--port", "65534", "--replicas", "4"],
             "error: --port 65534 with --replicas 4 runs past port 65535",
         ),

@@ -175,6 +175,31 @@ def test_a_negative_seed_or_a_zero_metrics_interval_is_refused(url: str) -> None
     assert "--metrics-interval must be > 0" in str(scrape.exception)
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--ttft-ms", "0", "--search"], "--ttft-ms must be > 0 (got 0)"),
+        (["--percentile", "101"], "--percentile must be in (0, 100] (got 101)"),
+        (["--rates", "5,-2"], "--rates must be > 0 (got -2)"),
+        (["--rates", "a,b"], "--rates 'a,b' is not a list of numbers"),
+        (["--speed", "-1"], "--speed must be > 0 (got -1)"),
+        (["--burstiness", "0"], "--burstiness must be > 0 (got 0)"),
+        (["--duration", "-1"], "--duration must be > 0 (got -1)"),
+    ],
+)
+def test_bad_numbers_are_refused_before_any_request(
+    args: list[str], message: str
+) -> None:
+    # Each was sent to the server (a negative warm-up ended in "internal error",
+    # --ttft-ms -1 searched for a rate no server can meet).
+    base = ["sweep", "--url", "http://127.0.0.1:9/v1", "--model", "m"]
+    mode = [] if "--rates" in args or "--search" in args else ["--concurrency", "1"]
+    result = CliRunner().invoke(app, [*base, *mode, *args])
+    assert message in str(result.exception)
+    warm = CliRunner().invoke(app, [*base, "--concurrency", "1", "--warmup", "-1"])
+    assert warm.exit_code == 2 and "Invalid value for '--warmup'" in warm.output
+
+
 def test_an_unwritable_out_folder_is_refused_before_any_load(
     url: str, tmp_path: Path
 ) -> None:

@@ -37,7 +37,12 @@ def accuracy_command(
         Path | None, Opt(help="tokenizer.json to decode token ids.")
     ] = None,
     samples: Annotated[int | None, Opt(help="Synthetic dataset size.")] = None,
-    level: Annotated[float, Opt(help="Accuracy level: 99 or 99.9 (percent).")] = 99.0,
+    level: Annotated[
+        float | None,
+        Opt(
+            help="Accuracy level in percent, 99 or 99.9 (default: the benchmark's first)."
+        ),
+    ] = None,
     dtype: Annotated[
         str | None, Opt(help="Response dtype (default: benchmark's).")
     ] = None,
@@ -79,7 +84,7 @@ def accuracy_command(
         allow_pickle=allow_pickle,
         tokenizer=tokenizer,
         samples=samples,
-        level=level / 100,
+        level=None if level is None else level / 100,
         dtype=dtype,
         response_format=response_format,  # type: ignore[arg-type]
         image_scoring=ImageScoring(clip_model, fid_features, fid_stats),

@@ -36,7 +36,7 @@ def compare_command(
         bool, typer.Option(help="Use the built-in headline table, not the store.")
     ] = False,
     all_divisions: Annotated[bool, typer.Option(help="Include open division.")] = False,
-    limit: Annotated[int, typer.Option(help="At most this many rows.")] = 10,
+    limit: Annotated[int, typer.Option(min=1, help="At most this many rows.")] = 10,
     prices: Annotated[Path | None, typer.Option(help="Your price TOML.")] = None,
     currency: Annotated[str, typer.Option(help="Currency of the cost table.")] = "USD",
     provider: Annotated[

@@ -13,6 +13,7 @@ from rich.table import Table
 from infermeter.cli.main import EXIT_ERROR, EXIT_INVALID, app, err_console
 from infermeter.cli.options import RayActors, RayAddress
 from infermeter.cli.tables import print_table
+from infermeter.errors import ConfigError
 from infermeter.throughput import SWEEP
 
 EXAMPLES = """
@@ -40,8 +41,14 @@ Examples (each point runs --duration, 10 s by default):
 """
 
 
-def _split(text: str | None) -> list[float]:
-    return [float(v) for v in text.split(",") if v.strip()] if text else []
+def _split(text: str | None, flag: str = "") -> list[float]:
+    """A comma list of numbers; a bad entry is a one-line usage error."""
+    try:
+        return [float(v) for v in text.split(",") if v.strip()] if text else []
+    except ValueError:
+        raise ConfigError(
+            f"{flag} {text!r} is not a list of numbers, e.g. 1,4,16"
+        ) from None
 
 
 @app.command("sweep", epilog=EXAMPLES)
@@ -76,17 +83,20 @@ def sweep_command(
     speed: Annotated[float, typer.Option(help="Replay speed-up factor.")] = 1.0,
     pattern: Annotated[str, typer.Option(help="constant, poisson, gamma.")] = "poisson",
     burstiness: Annotated[float, typer.Option(help="Gamma shape.")] = 1.0,
-    requests: Annotated[int, typer.Option(help="Requests per point.")] = 0,
+    requests: Annotated[int, typer.Option(min=0, help="Requests per point.")] = 0,
     duration: Annotated[float, typer.Option(help="Seconds per point.")] = 10.0,
-    warmup: Annotated[int, typer.Option(help="Warm-up requests per point.")] = 0,
+    warmup: Annotated[int, typer.Option(min=0, help="Warm-up requests per point.")] = 0,
     input_tokens: Annotated[
         int,
         typer.Option(
+            min=1,
             help="Prompt length: tokens of --sut-opt tokenizer=DIR_OR_NAME when "
-            "given, else words (one token each on infermeter's mock)."
+            "given, else words (one token each on infermeter's mock).",
         ),
     ] = 128,
-    output_tokens: Annotated[int, typer.Option(help="max_tokens per request.")] = 128,
+    output_tokens: Annotated[
+        int, typer.Option(min=1, help="max_tokens per request.")
+    ] = 128,
     prompts: Annotated[
         str,
         typer.Option(
@@ -132,6 +142,20 @@ def sweep_command(
     from infermeter.runs.load import LoadSpec
     from infermeter.runs.sweep import Limits
 
+    _check_positive(
+        {
+            "--ttft-ms": ttft_ms,
+            "--tpot-ms": tpot_ms,
+            "--start-rate": start_rate,
+            "--speed": speed,
+            "--burstiness": burstiness,
+            "--duration": duration,
+            "--rates": min(_split(rates, "--rates"), default=None),
+            "--concurrency": min(_split(concurrency, "--concurrency"), default=None),
+        }
+    )
+    if not 0 < percentile <= 100:
+        raise ConfigError(f"--percentile must be in (0, 100] (got {percentile:g}).")
     options = parse_key_values(sut_opt, flag="--sut-opt")
     options.update(
         client_scale(sut="openai", workers=workers, ray=ray, ray_actors=ray_actors)
@@ -149,8 +173,8 @@ def sweep_command(
     )
     request = SweepRequest(
         sut_options=options,
-        concurrency=[int(c) for c in _split(concurrency)],
-        rates=_split(rates),
+        concurrency=[int(c) for c in _split(concurrency, "--concurrency")],
+        rates=_split(rates, "--rates"),
         search=search,
         replay=replay,
         replay_speed=speed,
@@ -179,6 +203,13 @@ def sweep_command(
     code = _exit_code(rows)
     if code:
         raise typer.Exit(code)
+
+
+def _check_positive(values: dict[str, float | None]) -> None:
+    """Each given number must be above 0; checked before any request is sent."""
+    for flag, value in values.items():
+        if value is not None and not value > 0:
+            raise ConfigError(f"{flag} must be > 0 (got {value:g}).")  # lists: least
 
 
 def _note(line: str) -> None:

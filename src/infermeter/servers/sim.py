@@ -73,6 +73,11 @@ class SimConfig:
             raise ConfigError(f"--chunk-ms must be >= 1 (got {self.chunk_ms:g}).")
         if self.replicas < 1:
             raise ConfigError(f"--replicas must be >= 1 (got {self.replicas}).")
+        if self.prefix_cache_tokens < -1:  # -1 is "its whole KV cache"
+            raise ConfigError(
+                "--prefix-cache-tokens must be -1 (the whole KV cache), 0 (off) or a "
+                f"token count (got {self.prefix_cache_tokens})."
+            )
 
     def simulator(self) -> LiveSimulator:
         """The calibrated live simulator; ``ConfigError`` for unknown or impossible."""

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from infermeter.errors import DatasetError
+from infermeter.errors import ConfigError, DatasetError
 from infermeter.workloads import get_benchmark
 from infermeter.workloads.accuracy.log import LogEntry, read_accuracy_log
-from infermeter.workloads.accuracy.scorer import score_accuracy_log
+from infermeter.workloads.accuracy.scorer import accuracy_level, score_accuracy_log
 from infermeter.workloads.accuracy.test06 import check_responses
 from infermeter.workloads.datasets import DatasetOptions, build_qsl, parse_length
 from infermeter.workloads.datasets.synthetic import corpus_tokenizer
@@ -248,3 +248,14 @@ def test_test06_checks() -> None:
         assert message in result.failures[0]
     # EOS away from the end, or one EOS only, is allowed (as in the official check).
     assert check_responses([_entry([2, 5, 2], [2], 3)], dtype="int32", eos_id=2).passed
+
+
+def test_the_accuracy_level_is_one_the_benchmark_has() -> None:
+    # The CLI used to pass 99 % to every benchmark (dlrm-v3 has only 99.9 %) and
+    # any number given, -1 included, was scored against.
+    assert accuracy_level(get_benchmark("dlrm-v3"), None) == 0.999
+    assert accuracy_level(get_benchmark("llama2-70b"), 99.9 / 100) == 0.999
+    with pytest.raises(ConfigError, match=r"--level 99 is not an accuracy level of"):
+        accuracy_level(get_benchmark("dlrm-v3"), 0.99)
+    with pytest.raises(ConfigError, match=r"use 99 or 99.9 \(percent\)"):
+        accuracy_level(get_benchmark("llama2-70b"), -0.01)

@@ -7,12 +7,13 @@ or read as UTF-8 text when the SUT returned text.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from infermeter.errors import DatasetError, MissingDependencyError
+from infermeter.errors import ConfigError, DatasetError, MissingDependencyError
 from infermeter.workloads.accuracy import (
     answer_match,
     code_exec,
@@ -88,6 +89,22 @@ class AccuracyReport:
         return data
 
 
+def accuracy_level(benchmark: Benchmark, level: float | None) -> float:
+    """The benchmark's accuracy level matching ``level`` (a fraction), its first
+    when None; another level is a usage error (it used to score against it)."""
+    levels = benchmark.accuracy_levels
+    if level is None:
+        return levels[0]
+    for known in levels:
+        if math.isclose(level, known):
+            return known
+    names = " or ".join(f"{x * 100:g}" for x in levels)
+    raise ConfigError(
+        f"--level {level * 100:g} is not an accuracy level of {benchmark.name}; "
+        f"use {names} (percent)."
+    )
+
+
 def score_accuracy_log(
     path: str | Path,
     benchmark: Benchmark,
@@ -100,11 +117,11 @@ def score_accuracy_log(
     image_scoring: ImageScoring | None = None,
 ) -> AccuracyReport:
     """Score ``path`` (a run folder or an accuracy log) for ``benchmark`` on ``qsl``."""
+    level = accuracy_level(benchmark, level)
     entries = read_accuracy_log(path)
     if not entries:
         raise DatasetError(f"Accuracy log in {str(path)!r} has no entries to score.")
     _check_same_dataset(entries, qsl)
-    level = level or benchmark.accuracy_levels[0]
     dtype = dtype or benchmark.response_dtype
     values, notes, test06 = _compute(
         entries,
