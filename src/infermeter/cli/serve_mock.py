@@ -34,7 +34,7 @@ def serve_mock_command(
     malformed_rate: Rate = 0.0,
     slow_first_byte_rate: Rate = 0.0,
     slow_first_byte_s: Annotated[float, typer.Option(min=0.0)] = 0.5,
-    seed: Annotated[int, typer.Option(help="Seed of timings and faults.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of timings and faults.")] = 0,
     style: Annotated[
         str,
         typer.Option(
