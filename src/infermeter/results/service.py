@@ -110,6 +110,10 @@ def compare_run(
 ) -> CompareResult:
     """The run beside published rows, plus its cost when the GPU is known."""
     run = load_run(run_dir)
+    # Read before the comparison: a bad --prices or --currency is an error even
+    # where the run's GPU is unknown and no cost is computed (it was ignored).
+    table = load_prices(prices)
+    table.rate(currency)
     figure = run_figure(run, gpu=gpu, gpus=gpus)
     rows = published_rows(run.benchmark, run.scenario, store=store, builtin=builtin)
     if accelerator:
@@ -125,7 +129,7 @@ def compare_run(
     cost = None
     if figure.accelerator and figure.unit != "ms":
         cost = compute_cost(
-            load_prices(prices),
+            table,
             gpu=gpu or figure.accelerator,
             gpus=figure.accelerators or 1,
             throughput_per_s=figure.value,

@@ -128,3 +128,15 @@ def test_compare_run_reports_measured_tokens_per_joule(tmp_path):
     tps = meta["metrics"]["tokens_per_second"]
     assert result.as_dict()["run_per_joule"] == pytest.approx(tps / 400.0)
     assert result.cost is not None and result.cost.gpus == 1
+
+
+def test_a_bad_price_file_or_currency_is_an_error_without_a_gpu(tmp_path):
+    # With no GPU known no cost is computed, and both used to be ignored silently.
+    from infermeter.results.service import compare_run
+
+    run = write_run(tmp_path / "r")
+    assert compare_run(run, builtin=True).cost is None  # the run names no GPU
+    with pytest.raises(ConfigError, match="Cannot read price file"):
+        compare_run(run, prices=tmp_path / "none.toml", builtin=True)
+    with pytest.raises(ConfigError, match="Unknown currency 'XYZ'"):
+        compare_run(run, currency="XYZ", builtin=True)
