@@ -209,7 +209,9 @@ def _check_positive(values: dict[str, float | None]) -> None:
     """Each given number must be above 0; checked before any request is sent."""
     for flag, value in values.items():
         if value is not None and not value > 0:
-            raise ConfigError(f"{flag} must be > 0 (got {value:g}).")  # lists: least
+            raise ConfigError(
+                f"{flag} must be > 0 (got {value:g})."
+            )  # a list: its least
 
 
 def _note(line: str) -> None:
