@@ -49,13 +49,15 @@ def test_onnxruntime_resnet50_is_valid(tmp_path: Path, scenario: str) -> None:
 
 
 def _p90_conf(tmp_path: Path) -> Path:
-    # Short-test limits for 2 shared CPU cores: p90 for e2e latency, loose
-    # TTFT/TPOT (ms) so that 64 queries with none over the limit pass early stopping.
+    # Short-test limits: p90 for e2e latency, and TTFT/TPOT limits (ms) no machine
+    # misses, so that 64 queries with none over them pass early stopping. The test
+    # checks the token run's wiring, not this machine's speed: with 20 s a CI run
+    # beside two busy loops (2.6 samples/s against 20 QPS) queued past it.
     conf = tmp_path / "user.conf"
     conf.write_text(
         "*.Server.target_latency_percentile = 90\n"
-        "*.Server.ttft_latency = 20000\n"
-        "*.Server.tpot_latency = 5000\n"
+        "*.Server.ttft_latency = 600000\n"
+        "*.Server.tpot_latency = 60000\n"
     )
     return conf
 
