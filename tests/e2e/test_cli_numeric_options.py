@@ -2,6 +2,10 @@
 one line with exit 2 before anything runs: never an internal error, a server that
 starts or load that is sent.
 
+The servers run in child processes with a 30 s limit (one that accepted the number
+would serve until killed); ``run`` and ``sweep`` point at a closed port, so one that
+accepted the number fails its preflight (exit 1) instead of sending load.
+
 The options are read from each command's ``--help`` (an option shown as ``<int>`` or
 ``<float>``), so an option added later is covered without editing this test. -2 is
 below every option's range (``--prefix-cache-tokens`` takes -1: the whole cache).
@@ -11,21 +15,23 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-from collections.abc import Iterator
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from types import FrameType
 
 import pytest
 from typer.testing import CliRunner
 
 from infermeter.cli.main import app
-from tests.cli_main import run_main
+from tests.cli_main import Result, run_main
 from tests.results_fixtures import write_run
 
 NUMBER = re.compile(
     r"(--[a-z][a-z0-9-]+)\s+(?:-[a-zA-Z]\s+)?<(?:int|float)(?: range)?>"
 )
+CLOSED = ["--sut", "openai", "--url", "http://127.0.0.1:9/v1", "--model", "m"]
+SERVERS = ("serve-mock", "serve-sim")
 COMMANDS = (
     "accuracy", "compare", "diff", "plan", "report", "run", "serve-mock",
     "serve-sim", "sweep", "model predict", "model calibrate", "results list",
@@ -54,7 +60,7 @@ def world(tmp_path: Path) -> dict[str, list[str]]:
         "diff": [run, run],
         "plan": [],
         "report": [run, "-o", str(tmp_path / "r.html")],
-        "run": ["--output-dir", str(tmp_path / "out")],
+        "run": ["--output-dir", str(tmp_path / "out"), *CLOSED],
         "serve-mock": ["--port", "0"],
         "serve-sim": ["--port", "0"],
         "sweep": [
@@ -82,18 +88,16 @@ def _llm_row() -> dict[str, object]:
     }  # fmt: skip
 
 
-@pytest.fixture
-def deadline() -> Iterator[None]:
-    """A command that accepted the number and started serving or sending load would
-    block: 30 s ends it with an error the assertions below report."""
-
-    def expire(signum: int, frame: FrameType | None) -> None:
-        raise TimeoutError("the command ran: the number was accepted")
-
-    old = signal.signal(signal.SIGALRM, expire)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, old)
+def _invoke(command: str, args: list[str]) -> Result:
+    """The console script's exit code and output; servers in a child process."""
+    if command not in SERVERS:
+        return run_main(*command.split(), *args)
+    cmd = [sys.executable, "-m", "infermeter", *command.split(), *args]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        return Result(0, "", "it started serving: the number was accepted")
+    return Result(done.returncode, done.stdout, done.stderr)
 
 
 def test_the_help_lists_number_options_to_check() -> None:
@@ -104,13 +108,20 @@ def test_the_help_lists_number_options_to_check() -> None:
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_a_number_below_every_range_is_one_line_with_exit_2(
-    command: str, world: dict[str, list[str]], deadline: None
+    command: str, world: dict[str, list[str]]
 ) -> None:
+    options = _number_options(command)
+
+    def check(option: str) -> Result:
+        return _invoke(command, [*world[command], option, "-2"])
+
+    if command in SERVERS:  # child processes, four at a time
+        with ThreadPoolExecutor(4) as pool:
+            results = list(pool.map(check, options))
+    else:  # in-process, on the main thread (``run`` installs signal handlers)
+        results = [check(option) for option in options]
     failures = []
-    for option in _number_options(command):
-        signal.alarm(30)
-        result = run_main(*command.split(), *world[command], option, "-2")
-        signal.alarm(0)
+    for option, result in zip(options, results, strict=True):
         lines = [x for x in result.stderr.strip().splitlines() if x.strip()]
         usage_box = "Invalid value for" in result.stderr  # click's own range check
         if result.code != 2 or "internal error" in result.stderr:
