@@ -63,6 +63,36 @@ class SweepRequest:
     out_dir: Path | None = None
     preflight: bool = True  # check the endpoint before sending load
 
+    def validate(self) -> None:
+        """Numbers no sweep runs with, refused before any request is sent."""
+        base, limits = self.base, self.limits
+        above_zero = {
+            "--ttft-ms": limits.ttft_ms,
+            "--tpot-ms": limits.tpot_ms,
+            "--start-rate": self.start_rate,
+            "--speed": self.replay_speed,
+            "--burstiness": base.burstiness,
+            # a point stops after its requests, else its duration (replay: the trace)
+            "--duration": None if base.requests or self.replay else base.duration_s,
+            "--rates": min(self.rates, default=None),  # a list: its least
+            "--concurrency": min(self.concurrency, default=None),
+            "--input-tokens": self.input_tokens,
+            "--output-tokens": self.output_tokens,
+        }
+        for flag, value in above_zero.items():
+            if value is not None and not value > 0:
+                raise ConfigError(f"{flag} must be > 0 (got {value:g}).")
+        for flag, count in (
+            ("--requests", base.requests),
+            ("--warmup", base.warmup_requests),
+        ):
+            if count < 0:
+                raise ConfigError(f"{flag} must be >= 0 (got {count:g}).")
+        if not 0 < limits.percentile <= 100:
+            raise ConfigError(
+                f"--percentile must be in (0, 100] (got {limits.percentile:g})."
+            )
+
 
 def execute_sweep(
     request: SweepRequest, on_note: Callable[[str], None] | None = None
@@ -84,6 +114,7 @@ def execute_sweep(
         )
     if request.replay and request.trace is None:
         raise ConfigError("--replay needs --trace FILE.jsonl")
+    request.validate()
     if request.out_dir is not None:
         writable_folder(request.out_dir, "--out")
     config, key = config_from_options(request.sut_options)
