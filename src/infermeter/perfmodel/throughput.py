@@ -23,6 +23,7 @@ import numpy as np
 
 from infermeter.errors import ConfigError
 from infermeter.perfmodel.arrivals import PROMPT_SCV, output_z
+from infermeter.perfmodel.finite_run import Operating, reported
 from infermeter.perfmodel.roofline import (
     Deployment,
     Efficiency,
@@ -301,7 +302,8 @@ def throughput_grid(
     *,
     disaggregated: bool = False,
 ) -> FloatArray:
-    """System output tokens/s (before the Server derate) at every ``speed`` factor.
+    """System output tokens/s as a finite MLPerf run reports it (``finite_run``;
+    before the Server derate) at every ``speed`` factor.
 
     ``speed`` multiplies the compute and memory efficiency of ``eff``;
     ``disaggregated`` also tries prefill/decode pools of whole replicas (submitters
@@ -313,10 +315,11 @@ def throughput_grid(
         replicas = system.count // dep.tp
         splits = (False, True) if disaggregated and replicas >= 2 else (False,)
         for split in splits:
-            thr, _, _ = _replica_grid(
+            thr, b, step = _replica_grid(
                 dep, wl, scenario, eff, speed, disaggregated=split, replicas=replicas
             )
-            best = np.maximum(best, replicas * thr)
+            op = Operating(dep, eff, speed, thr, b, step, replicas)
+            best = np.maximum(best, replicas * reported(op, wl, scenario))
     if not np.any(best > 0):
         raise ConfigError(
             f"{system.model.name} at {system.precision.upper()} does not fit on "

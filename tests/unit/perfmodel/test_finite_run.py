@@ -1,0 +1,124 @@
+"""A finite MLPerf run's tokens/s against the steady state (finite_run)."""
+
+from __future__ import annotations
+
+import heapq
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+
+from infermeter.perfmodel.finite_run import (
+    Operating,
+    lengths,
+    offline_samples,
+    reported,
+    server_span_s,
+)
+from infermeter.perfmodel.roofline import Efficiency
+from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload
+from infermeter.perfmodel.throughput import SystemSpec, _replica_grid, deployments
+
+ONE = np.asarray([1.0])
+EFF = Efficiency()
+
+
+def _operating(part: str, count: int, bench: str, prec: str, scen: str) -> Operating:
+    """The best aggregated replica shape at speed 1, as throughput_grid weighs it."""
+    spec = SystemSpec(get_accelerator(part), count, get_model(bench), prec)
+    wl = get_workload(bench)
+    best: Operating | None = None
+    for dep in deployments(spec):
+        thr, b, step = _replica_grid(dep, wl, scen, EFF, ONE)
+        op = Operating(dep, EFF, ONE, thr, b, step, count // dep.tp)
+        if best is None or op.replicas * thr[0] > best.replicas * best.tokens_per_s[0]:
+            best = op
+    assert best is not None
+    return best
+
+
+def test_sample_counts_and_spans_follow_loadgen() -> None:
+    ds, llama = get_workload("deepseek-r1"), get_workload("llama2-70b")
+    # 1.1 x 600 s x 7.85 QPS = 5,181 samples, padded to two sets of 4,388.
+    assert offline_samples(ds, np.asarray([7.85]))[0] == 8776
+    # Below one set: the set itself.
+    assert offline_samples(ds, np.asarray([1.0]))[0] == 4388
+    assert offline_samples(llama, np.asarray([344.0]))[0] == 10 * 24576
+    # One set at 3.58 QPS spans 1,225.7 s; at 43 QPS a set is 102 s: six sets.
+    assert server_span_s(ds, np.asarray([3.58]))[0] == pytest.approx(4388 / 3.58)
+    assert server_span_s(ds, np.asarray([43.0]))[0] == pytest.approx(6 * 4388 / 43)
+
+
+def test_length_distribution_keeps_the_mean_and_caps_the_tail() -> None:
+    ds = get_workload("deepseek-r1")
+    dist = lengths(ds)
+    mean = float(np.sum((dist.survival[1:] + dist.survival[:-1]) / 2 * np.diff(dist.u)))
+    # The cap removes the tail above 32,768 tokens: a little under the mean.
+    assert 0.95 * ds.osl_mean < mean < ds.osl_mean
+    assert dist.residual[0] == 1.0 and dist.residual[-1] == 0.0
+    assert np.all(np.diff(dist.residual) <= 0)
+    assert dist.last.max() <= ds.osl_max
+
+
+def _longest_first_s(op: Operating, outputs: np.ndarray, isl: float) -> float:
+    """Seconds to decode ``outputs`` on one replica of ``op.batch`` slots, longest
+    first, one token per sequence per step: full steps at the operating step,
+    then the model's step at the sequences left (at their output position)."""
+    slots = int(op.batch[0])
+    free = [0] * slots
+    ends = np.zeros(len(outputs), dtype=np.int64)
+    for i, n in enumerate(sorted(outputs.tolist(), reverse=True)):
+        start = heapq.heappop(free)
+        ends[i] = start + int(n)
+        heapq.heappush(free, int(ends[i]))
+    starts = ends - np.sort(outputs)[::-1].astype(np.int64)
+    horizon = int(ends.max())
+    change = np.zeros(horizon + 1, dtype=np.int64)
+    np.add.at(change, starts, 1)
+    np.add.at(change, ends, -1)
+    active = np.cumsum(change)[:horizon].astype(float)
+    full = active >= slots
+    pos = np.arange(horizon, dtype=float)
+    drain = op.decode_steps(active[None, ~full], isl + pos[None, ~full])[0]
+    return float(full.sum() * op.step_s[0] + drain.sum())
+
+
+def test_offline_drain_matches_a_longest_first_schedule() -> None:
+    # DeepSeek-R1 on 8x B200: about 1 % of the reference outputs run to the
+    # 32,768-token cap, longer than the run's full-batch steps.
+    wl = get_workload("deepseek-r1")
+    op = _operating("b200", 8, "deepseek-r1", "fp4", "Offline")
+    assert op.replicas == 1
+    share = reported(op, wl, "Offline")[0] / op.tokens_per_s[0]
+    assert share < 0.9
+    n = int(offline_samples(wl, op.tokens_per_s / wl.osl_mean)[0])
+    s2 = np.log1p(wl.osl_cv**2)
+    dist = NormalDist(np.log(wl.osl_mean) - s2 / 2, float(np.sqrt(s2)))
+    quantiles = [dist.inv_cdf((i + 0.5) / n) for i in range(n)]
+    outputs = np.minimum(np.round(np.exp(quantiles)), wl.osl_max)
+    steady_s = outputs.sum() / (op.batch[0] / op.step_s[0])
+    simulated = steady_s / _longest_first_s(op, outputs, wl.isl_mean)
+    assert share == pytest.approx(simulated, rel=0.05)
+
+
+def test_short_outputs_lose_nothing_offline_and_little_in_server() -> None:
+    wl = get_workload("llama2-70b")
+    off = _operating("h200-sxm", 8, "llama2-70b", "fp8", "Offline")
+    assert reported(off, wl, "Offline")[0] == pytest.approx(off.tokens_per_s[0])
+    srv = _operating("h200-sxm", 8, "llama2-70b", "fp8", "Server")
+    share = reported(srv, wl, "Server")[0] / srv.tokens_per_s[0]
+    # The last of 24,576-query sets decodes 294 tokens after a >= 600 s schedule.
+    assert 0.95 < share < 1.0
+
+
+def test_server_tail_grows_with_the_output_and_shrinks_with_the_run() -> None:
+    ds = get_workload("deepseek-r1")
+    op = _operating("b200", 8, "deepseek-r1", "fp4", "Server")
+    share = reported(op, ds, "Server")[0] / op.tokens_per_s[0]
+    assert 0.7 < share < 0.95
+    # A system 8x as fast issues 8x the queries in sets of 4,388: its schedule
+    # is shorter (no longer 4,388 / QPS, at least 600 s), so the same last query weighs more.
+    fast = Operating(
+        op.dep, op.eff, op.speed, op.tokens_per_s * 8, op.batch, op.step_s, op.replicas
+    )
+    assert reported(fast, ds, "Server")[0] / fast.tokens_per_s[0] < share
