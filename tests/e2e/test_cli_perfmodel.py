@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from infermeter.cli.main import app
@@ -178,6 +179,57 @@ def test_wrong_shape_json_is_a_one_line_usage_error(tmp_path: Path) -> None:
     res = runner.invoke(app, ["model", "predict", "--results", str(bad)])
     assert res.exit_code != 0
     assert "not an MLCommons summary_results.json" in str(res.exception)
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('{"fits": 3}', "'fits' must map a fit's name"),
+        ('{"fits": {}}', "'fits' must map a fit's name"),
+        ('{"fits": {"v4.1": [1]}}', "each entry of 'fits' must be an object"),
+        (
+            '{"label": "x", "values": {}}',
+            "needs label, rounds, rows and numeric values",
+        ),
+        (
+            '{"label": "x", "rounds": [], "rows": 0, "values": {"global": "fast"}}',
+            "numeric",
+        ),
+    ],
+)
+def test_a_malformed_coefficients_file_says_so_in_one_line(
+    tmp_path: Path, text: str, says: str
+) -> None:
+    # A JSON object is a coefficients file: its own error, never an internal error
+    # or "not a summary_results.json" (the refit reading it as results).
+    path = tmp_path / "fits.json"
+    path.write_text(text)
+    results = tmp_path / "summary.json"
+    row = {
+        "ID": "5.1-0001",
+        "version": "v5.1",
+        "Category": "closed",
+        "Suite": "datacenter",
+        "Model": "llama2-70b-99",
+        "Scenario": "Offline",
+        "Nodes": 1,
+        "Accelerator": "NVIDIA H200-SXM-141GB",
+        "a#": 8,
+        "Software": "TensorRT 10.11",
+        "weight_data_types": "fp8",
+        "Performance_Result": 35000.0,
+        "Performance_Units": "Tokens/s",
+    }
+    results.write_text(json.dumps([row]))
+    for cmd in (
+        ("model", "predict", "--results", str(results), "--fit", str(path)),
+        ("plan", "--fit", str(path)),
+    ):
+        got = run_main(*cmd)
+        assert got.code == 2, got.stderr
+        lines = got.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: "), got.stderr
+        assert says in flat(got.stderr) and str(path) in flat(got.stderr)
 
 
 def test_model_specs_lists_sources() -> None:

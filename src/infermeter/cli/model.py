@@ -112,8 +112,8 @@ def predict_command(
 
       infermeter model predict --results v5.1 --fit v4.1 --json
     """
-    from infermeter.errors import ConfigError
     from infermeter.perfmodel.calibrate import (
+        NotCoefficients,
         calibrate_rows,
         load_coefficients,
         load_results,
@@ -123,7 +123,7 @@ def predict_command(
     target = load_results(results)
     try:
         coef = load_coefficients(fit)
-    except ConfigError:
+    except NotCoefficients:  # a coefficients file's own errors say what is wrong
         fit_rows = load_results([fit])
         coef = calibrate_rows(
             fit_rows.rows, f"refitted on {' + '.join(fit_rows.rounds)}"

@@ -300,8 +300,8 @@ def coefficients_from_dict(d: dict[str, Any]) -> Coefficients:
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         raise ConfigError(
-            "Coefficient file entry lacks label/rounds/rows/values; regenerate it "
-            "with 'infermeter model calibrate --results FILE --write PATH'."
+            "a coefficients entry needs label, rounds, rows and numeric values; "
+            "regenerate it with 'infermeter model calibrate --results FILE --write PATH'."
         ) from None
 
 
@@ -318,8 +318,14 @@ def shipped() -> dict[str, Coefficients]:
     return {k: coefficients_from_dict(v) for k, v in data["fits"].items()}
 
 
+class NotCoefficients(ConfigError):
+    """``name`` is neither a shipped fit nor a coefficients file (a JSON object):
+    a caller that also takes a summary_results.json may read it as one."""
+
+
 def load_coefficients(name: str = DEFAULT_FIT) -> Coefficients:
-    """A shipped fit by its rounds ("v4.1", "v4.1+v5.1") or a coefficients JSON file."""
+    """A shipped fit by its rounds ("v4.1", "v4.1+v5.1") or a coefficients JSON file
+    (an object: one fit, or ``{"fits": {name: fit}}`` as ``--write`` makes)."""
     fits = shipped()
     key = "+".join(t if t.startswith("v") else f"v{t}" for t in name.split("+"))
     if key in fits:
@@ -330,12 +336,29 @@ def load_coefficients(name: str = DEFAULT_FIT) -> Coefficients:
             data = json.loads(path.read_text())
         except (OSError, json.JSONDecodeError) as exc:
             raise ConfigError(f"Cannot read coefficients {name!r}: {exc}.") from None
-        if isinstance(data, dict) and "fits" in data:
-            data = next(iter(data["fits"].values()))
         if not isinstance(data, dict):
-            raise ConfigError(f"{name!r} is not a coefficients file.")
-        return coefficients_from_dict(data)
-    raise ConfigError(
+            raise NotCoefficients(
+                f"{name!r} is not a coefficients file (a JSON object)."
+            )
+        if "fits" in data:
+            inner = data["fits"]
+            if not isinstance(inner, dict) or not inner:
+                raise ConfigError(
+                    f"{name!r}: 'fits' must map a fit's name to its coefficients; "
+                    "regenerate it with 'infermeter model calibrate --results FILE "
+                    "--write PATH'."
+                )
+            data = next(iter(inner.values()))
+            if not isinstance(data, dict):
+                raise ConfigError(
+                    f"{name!r}: each entry of 'fits' must be an object with "
+                    "label/rounds/rows/values."
+                )
+        try:
+            return coefficients_from_dict(data)
+        except ConfigError as exc:
+            raise ConfigError(f"{name!r}: {exc}") from None
+    raise NotCoefficients(
         f"No fit named {name!r}. Shipped: {', '.join(sorted(fits))}; or pass a "
         "summary_results.json to refit."
     )
