@@ -12,6 +12,7 @@ alone (spec section 1.5, gotcha 1).
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -168,6 +169,12 @@ def _number(x: object) -> float | None:
     return None
 
 
+def _positive(x: object) -> float | None:
+    """``x`` as a finite number > 0, else None (NaN, infinities, 0, text)."""
+    v = _number(x)
+    return v if v is not None and math.isfinite(v) and v > 0 else None
+
+
 def _round(r: dict[str, Any]) -> str:
     version = str(r.get("version") or "")
     if version:
@@ -176,16 +183,26 @@ def _round(r: dict[str, Any]) -> str:
     return "v" + rid.split("-", 1)[0].lstrip("v") if "-" in rid else ""
 
 
-def _count(r: dict[str, Any]) -> int:
-    total = _number(r.get("Total Accelerators"))
+def _nodes(r: dict[str, Any]) -> int | None:
+    """``Nodes`` (1 where absent); None where it is there but not a whole count >= 1."""
+    if r.get("Nodes") in (None, ""):
+        return 1
+    nodes = _positive(r.get("Nodes"))
+    return round(nodes) if nodes is not None and nodes >= 1 else None
+
+
+def _count(r: dict[str, Any], nodes: int) -> int | None:
+    """Accelerators in the system; None for a named part without a count."""
+    total = _positive(r.get("Total Accelerators"))
     if total:
-        return int(total)
-    per_node = _number(r.get("a#"))
-    nodes = _number(r.get("Nodes")) or 1.0
+        return round(total)
+    per_node = _positive(r.get("a#"))
     if per_node:
         return round(per_node * nodes)
+    if str(r.get("Accelerator") or "").strip():
+        return None  # a part is named but not counted: never guess 1
     # CPU-only rows: sockets per node times nodes.
-    return round((_number(r.get("host_processors_per_node")) or 1.0) * nodes)
+    return round((_positive(r.get("host_processors_per_node")) or 1.0) * nodes)
 
 
 def _parts(r: dict[str, Any], count: int) -> PartMatch | None:
@@ -211,9 +228,14 @@ def parse_row(r: dict[str, Any]) -> PublishedRow | Skipped:
         )
     elif unit not in _TOKEN_UNITS:
         return skip(f"unit {r.get('Performance_Units')!r} is not tokens/s")
-    if value is None or value <= 0:
-        return skip(f"no numeric result ({r.get('Performance_Result')!r})")
-    count = _count(r)
+    if value is None or not math.isfinite(value) or value <= 0:
+        return skip(f"no positive numeric result ({r.get('Performance_Result')!r})")
+    nodes = _nodes(r)
+    count = None if nodes is None else _count(r, nodes)
+    if nodes is None or count is None or count < 1:
+        return skip(
+            f"no accelerator count (a# {r.get('a#')!r}, Nodes {r.get('Nodes')!r})"
+        )
     match = _parts(r, count)
     if match is None:
         what = "processor" if not r.get("Accelerator") else "accelerator"
@@ -238,7 +260,7 @@ def parse_row(r: dict[str, Any]) -> PublishedRow | Skipped:
         precision=precision,
         software=software,
         round=_round(r),
-        nodes=int(_number(r.get("Nodes")) or 1),
+        nodes=nodes,
         variant=match.variant,
         power=match.power,
         parts=tuple((a.key, n) for a, n in match.parts),

@@ -137,6 +137,33 @@ def test_parts_variants_mixed_systems_and_cpus(tmp_path: Path) -> None:
     assert skip.result_id == "e" and "no spec for accelerator" in skip.reason
 
 
+def test_rows_without_a_positive_result_or_a_count_are_skipped_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    # A NaN or infinite result was modelled (and turned every statistic into NaN);
+    # a part with a count of 0 or "eight", or 0 nodes, was read as 1 accelerator.
+    bad = {
+        "nan": {"Performance_Result": float("nan")},
+        "inf": {"Performance_Result": float("inf")},
+        "neg": {"Performance_Result": -5.0},
+        "zero-count": {"a#": 0},
+        "text-count": {"a#": "eight"},
+        "nan-count": {"a#": float("nan")},
+        "zero-nodes": {"Nodes": 0},
+        "half-node": {"Nodes": 0.5},
+    }
+    rows = [_raw(ID=rid, **over) for rid, over in bad.items()]
+    rows.append(_raw(ID="ok", Nodes=None))  # absent nodes: one node
+    got = read_rows(_write(tmp_path, rows))
+    assert [(r.result_id, r.count, r.nodes) for r in got.rows] == [("ok", 8, 1)]
+    reasons = {s.result_id: s.reason for s in got.skipped}
+    assert set(reasons) == set(bad)
+    for rid in ("nan", "inf", "neg"):
+        assert reasons[rid].startswith("no positive numeric result")
+    for rid in ("zero-count", "text-count", "nan-count", "zero-nodes", "half-node"):
+        assert reasons[rid].startswith("no accelerator count")
+
+
 def test_wrong_shape_json_is_one_line_config_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"rows": []}')
