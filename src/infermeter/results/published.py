@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable
@@ -142,10 +143,10 @@ def parse_summary(
 
 def _parse_row(r: dict[str, Any], source: str, retrieved_at: str) -> PublishedResult:
     value = _number(r["Performance_Result"])
-    if value is None:
+    if value is None or value <= 0:
         raise ConfigError(
-            f"Row {r.get('ID')!r} {r.get('Model')!r} has a non-numeric "
-            f"Performance_Result {r['Performance_Result']!r}."
+            f"Row {r.get('ID')!r} {r.get('Model')!r} has Performance_Result "
+            f"{r['Performance_Result']!r}; a published result is a positive number."
         )
     unit_text = str(r["Performance_Units"]).strip().lower()
     value *= _TO_MS.get(unit_text, 1.0)
@@ -179,18 +180,20 @@ def _parse_row(r: dict[str, Any], source: str, retrieved_at: str) -> PublishedRe
 
 
 def _number(value: object) -> float | None:
-    """Numbers arrive as int, float, "8", "8.0", "1,234.5" or ""; "" means none."""
+    """Numbers arrive as int, float, "8", "8.0", "1,234.5" or ""; "" means none, and
+    so do NaN and infinities (JSON from other tools may carry them)."""
     if isinstance(value, bool):
         return float(value)
+    out: float | None = None
     if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
+        out = float(value)
+    elif isinstance(value, str):
         text = value.strip().replace(",", "")
         try:
-            return float(text) if text else None
+            out = float(text) if text else None
         except ValueError:
             return None
-    return None
+    return out if out is not None and math.isfinite(out) else None
 
 
 def _total_accelerators(r: dict[str, Any]) -> int:

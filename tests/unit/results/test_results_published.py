@@ -164,9 +164,21 @@ def test_bad_files_are_one_line_config_errors(tmp_path, content, message):
     assert "\n" not in str(info.value)
 
 
-def test_non_numeric_result_is_named():
-    with pytest.raises(ConfigError, match="non-numeric"):
-        parse_summary([_row(Performance_Result="n/a")], source="s", retrieved_at="d")
+@pytest.mark.parametrize("value", ["n/a", float("nan"), float("inf"), 0, -5.0])
+def test_a_result_that_is_not_a_positive_number_is_named(value):
+    # NaN reached the store as an internal IntegrityError; infinities and
+    # negative throughputs were imported as published figures.
+    with pytest.raises(ConfigError, match="a published result is a positive number"):
+        parse_summary([_row(Performance_Result=value)], source="s", retrieved_at="d")
+
+
+def test_non_finite_counts_and_power_read_as_absent():
+    (row,) = parse_summary(
+        [_row(Nodes=float("nan"), Power_Result=float("inf"), Power_Units="Watts")],
+        source="s",
+        retrieved_at="d",
+    )
+    assert row.nodes == 1 and row.power_w is None
 
 
 def test_missing_file_is_one_line(tmp_path):
