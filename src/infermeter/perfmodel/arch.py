@@ -11,7 +11,14 @@ import numpy as np
 import numpy.typing as npt
 
 from infermeter.errors import ConfigError
-from infermeter.perfmodel.tables import PRECISION_BYTES, lookup, read_toml, read_user
+from infermeter.perfmodel.tables import (
+    PRECISION_BYTES,
+    check_positive,
+    lookup,
+    not_a_number,
+    read_toml,
+    read_user,
+)
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -141,7 +148,7 @@ def _model(key: str, d: dict[str, Any]) -> ModelArch:
         )
         experts = int(d.get("experts", 0))
         extra = {k: int(d[k]) for k in _MODEL_INTS if k in d}
-        return ModelArch(
+        arch = ModelArch(
             key=key,
             name=str(d.get("name", key)),
             params_total=float(d["params_total"]),
@@ -166,6 +173,24 @@ def _model(key: str, d: dict[str, Any]) -> ModelArch:
         raise ConfigError(
             f"Model {key!r} lacks field {exc.args[0]!r}; add it."
         ) from None
+    except (TypeError, ValueError) as exc:
+        raise not_a_number("Model", key, exc) from None
+    check_positive(
+        "Model",
+        key,
+        {
+            "params_total": arch.params_total,
+            "params_active": arch.params_active,
+            "layers": arch.layers,
+            "d_model": arch.d_model,
+            "heads": arch.heads,
+            "kv_heads": arch.kv_heads,
+            "head_dim": arch.head_dim,
+            "ffn_dim": arch.ffn_dim,
+            "vocab": arch.vocab,
+        },
+    )
+    return arch
 
 
 @lru_cache(maxsize=8)

@@ -20,8 +20,10 @@ from infermeter.perfmodel.arch import ModelArch, get_model, models
 from infermeter.perfmodel.tables import (
     COMPUTE_RATE,
     PRECISION_BYTES,
+    check_positive,
     lookup,
     norm,
+    not_a_number,
     read_toml,
     read_user,
 )
@@ -197,7 +199,7 @@ def _opt(d: dict[str, Any], name: str) -> float | None:
 
 def _accelerator(key: str, d: dict[str, Any]) -> Accelerator:
     try:
-        return Accelerator(
+        acc = Accelerator(
             key=key,
             name=str(d.get("name", key)),
             vendor=str(d.get("vendor", "")),
@@ -223,6 +225,26 @@ def _accelerator(key: str, d: dict[str, Any]) -> Accelerator:
         raise ConfigError(
             f"Accelerator {key!r} lacks field {exc.args[0]!r}; add it."
         ) from None
+    except (TypeError, ValueError) as exc:
+        raise not_a_number("Accelerator", key, exc) from None
+    check_positive(
+        "Accelerator",
+        key,
+        {
+            "memory_gb": acc.memory_gb,
+            "bandwidth_tbs": acc.bandwidth_tbs,
+            "bf16_tflops": acc.bf16_tflops,
+            "fp8_tflops": acc.fp8_tflops,
+            "fp4_tflops": acc.fp4_tflops,
+            "int8_tops": acc.int8_tops,
+            "tdp_w": acc.tdp_w,
+            "scaleup_gbs": acc.scaleup_gbs,
+            "scaleout_gbs": acc.scaleout_gbs,
+            "scaleup_domain": acc.scaleup_domain,
+        },
+        zero_ok=("scaleup_gbs", "scaleout_gbs"),
+    )
+    return acc
 
 
 @lru_cache(maxsize=8)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import tomllib
 from collections.abc import Mapping
 from importlib import resources
@@ -76,3 +77,30 @@ def lookup(table: Mapping[str, T], name: str, what: str) -> T:
         if key in cast(_Aliased, entry).aliases:
             return entry
     raise ConfigError(f"Unknown {what} {name!r}. Known: {', '.join(sorted(table))}.")
+
+
+def check_positive(
+    what: str,
+    key: str,
+    values: Mapping[str, float | None],
+    zero_ok: tuple[str, ...] = (),
+) -> None:
+    """One-line ConfigError unless every given value is a finite number > 0 (>= 0
+    for ``zero_ok``: a part without a scale-up link); a user file's negative
+    bandwidth or NaN rate would reach the roofline as a speed."""
+    for field, value in values.items():
+        if value is None:
+            continue
+        low_ok = value >= 0 if field in zero_ok else value > 0
+        if not (math.isfinite(value) and low_ok):
+            bound = ">= 0" if field in zero_ok else "> 0"
+            raise ConfigError(
+                f"{what} {key!r}: {field} must be a number {bound} (got {value})."
+            )
+
+
+def not_a_number(what: str, key: str, exc: Exception) -> ConfigError:
+    """The one-line error for a field that is not a number (``float("fast")``)."""
+    return ConfigError(
+        f"{what} {key!r}: a field is not a number ({exc}); fix it in the file."
+    )

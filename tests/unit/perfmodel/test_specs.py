@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -133,6 +134,50 @@ def test_bad_user_files_are_one_line_config_errors(tmp_path: Path) -> None:
     bad.write_text("[a]\nmemory_gb = 1\n")
     with pytest.raises(ConfigError, match="lacks field 'bandwidth_tbs'"):
         accelerators(bad)
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ("bandwidth_tbs = -2.0", "bandwidth_tbs must be a number > 0 (got -2.0)"),
+        ("bandwidth_tbs = nan", "bandwidth_tbs must be a number > 0 (got nan)"),
+        ("memory_gb = 0", "memory_gb must be a number > 0 (got 0.0)"),
+        ("fp8_tflops = inf", "fp8_tflops must be a number > 0 (got inf)"),
+        ("scaleup_domain = 0", "scaleup_domain must be a number > 0"),
+        ("scaleup_gbs = -1", "scaleup_gbs must be a number >= 0"),
+        ('bf16_tflops = "fast"', "a field is not a number"),
+    ],
+)
+def test_a_user_part_with_a_bad_number_is_a_one_line_config_error(
+    tmp_path: Path, line: str, says: str
+) -> None:
+    # Each used to be accepted (a negative bandwidth reaches the roofline as a
+    # speed) or, for text, to end in an internal ValueError.
+    fields = {
+        "memory_gb": "96",
+        "bandwidth_tbs": "2.0",
+        "bf16_tflops": "500",
+        "scaleup_gbs": "0",  # no scale-up link is allowed
+    }
+    fields[line.split(" = ")[0]] = line.split(" = ")[1]
+    f = tmp_path / "mine.toml"
+    f.write_text("[mycard]\n" + "".join(f"{k} = {v}\n" for k, v in fields.items()))
+    with pytest.raises(ConfigError, match=re.escape(says)) as info:
+        accelerators(f)
+    assert "'mycard'" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_user_model_with_a_bad_number_is_a_one_line_config_error(
+    tmp_path: Path,
+) -> None:
+    f = tmp_path / "mine.toml"
+    shape = "layers = 32\nd_model = 4096\nheads = 32\nkv_heads = 8\nhead_dim = 128\n"
+    f.write_text("[m]\nparams_total = -8e9\n" + shape)
+    with pytest.raises(ConfigError, match="params_total must be a number > 0"):
+        models(f)
+    f.write_text('[m]\nparams_total = "big"\n' + shape)
+    with pytest.raises(ConfigError, match="a field is not a number"):
+        models(f)
 
 
 def test_unsupported_precision_names_the_alternatives() -> None:
