@@ -139,6 +139,12 @@ _MODEL_INTS = (
 )
 
 
+_MODEL_POSITIVE = (
+    *("params_total", "params_active", "layers", "d_model", "heads"),
+    *("kv_heads", "head_dim", "ffn_dim", "vocab"),
+)
+
+
 def _model(key: str, d: dict[str, Any]) -> ModelArch:
     try:
         kv_heads, head_dim = int(d["kv_heads"]), int(d["head_dim"])
@@ -175,21 +181,7 @@ def _model(key: str, d: dict[str, Any]) -> ModelArch:
         ) from None
     except (TypeError, ValueError) as exc:
         raise not_a_number("Model", key, exc) from None
-    check_positive(
-        "Model",
-        key,
-        {
-            "params_total": arch.params_total,
-            "params_active": arch.params_active,
-            "layers": arch.layers,
-            "d_model": arch.d_model,
-            "heads": arch.heads,
-            "kv_heads": arch.kv_heads,
-            "head_dim": arch.head_dim,
-            "ffn_dim": arch.ffn_dim,
-            "vocab": arch.vocab,
-        },
-    )
+    check_positive("Model", key, arch, _MODEL_POSITIVE)
     return arch
 
 

@@ -197,6 +197,13 @@ def _opt(d: dict[str, Any], name: str) -> float | None:
     return float(d[name]) if name in d else None
 
 
+_LINKS = ("scaleup_gbs", "scaleout_gbs")  # 0: no such link
+_POSITIVE = (
+    *("memory_gb", "bandwidth_tbs", "bf16_tflops", "fp8_tflops", "fp4_tflops"),
+    *("int8_tops", "tdp_w", "scaleup_domain", *_LINKS),
+)
+
+
 def _accelerator(key: str, d: dict[str, Any]) -> Accelerator:
     try:
         acc = Accelerator(
@@ -227,23 +234,7 @@ def _accelerator(key: str, d: dict[str, Any]) -> Accelerator:
         ) from None
     except (TypeError, ValueError) as exc:
         raise not_a_number("Accelerator", key, exc) from None
-    check_positive(
-        "Accelerator",
-        key,
-        {
-            "memory_gb": acc.memory_gb,
-            "bandwidth_tbs": acc.bandwidth_tbs,
-            "bf16_tflops": acc.bf16_tflops,
-            "fp8_tflops": acc.fp8_tflops,
-            "fp4_tflops": acc.fp4_tflops,
-            "int8_tops": acc.int8_tops,
-            "tdp_w": acc.tdp_w,
-            "scaleup_gbs": acc.scaleup_gbs,
-            "scaleout_gbs": acc.scaleout_gbs,
-            "scaleup_domain": acc.scaleup_domain,
-        },
-        zero_ok=("scaleup_gbs", "scaleout_gbs"),
-    )
+    check_positive("Accelerator", key, acc, _POSITIVE, zero_ok=_LINKS)
     return acc
 
 

@@ -82,13 +82,15 @@ def lookup(table: Mapping[str, T], name: str, what: str) -> T:
 def check_positive(
     what: str,
     key: str,
-    values: Mapping[str, float | None],
+    entry: object,
+    fields: tuple[str, ...],
     zero_ok: tuple[str, ...] = (),
 ) -> None:
-    """One-line ConfigError unless every given value is a finite number > 0 (>= 0
-    for ``zero_ok``: a part without a scale-up link); a user file's negative
-    bandwidth or NaN rate would reach the roofline as a speed."""
-    for field, value in values.items():
+    """One-line ConfigError unless each of ``entry``'s ``fields`` is a finite number
+    > 0 (>= 0 for ``zero_ok``: a part without a scale-up link), or None; a user
+    file's negative bandwidth or NaN rate would reach the roofline as a speed."""
+    for field in fields:
+        value = getattr(entry, field)
         if value is None:
             continue
         low_ok = value >= 0 if field in zero_ok else value > 0
