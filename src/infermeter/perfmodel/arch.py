@@ -140,8 +140,15 @@ _MODEL_INTS = (
 
 
 _MODEL_POSITIVE = (
-    *("params_total", "params_active", "layers", "d_model", "heads"),
-    *("kv_heads", "head_dim", "ffn_dim", "vocab"),
+    "params_total",
+    "params_active",
+    "layers",
+    "d_model",
+    "heads",
+    "kv_heads",
+    "head_dim",
+    "ffn_dim",
+    "vocab",
 )
 
 

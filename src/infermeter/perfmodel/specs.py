@@ -199,8 +199,15 @@ def _opt(d: dict[str, Any], name: str) -> float | None:
 
 _LINKS = ("scaleup_gbs", "scaleout_gbs")  # 0: no such link
 _POSITIVE = (
-    *("memory_gb", "bandwidth_tbs", "bf16_tflops", "fp8_tflops", "fp4_tflops"),
-    *("int8_tops", "tdp_w", "scaleup_domain", *_LINKS),
+    "memory_gb",
+    "bandwidth_tbs",
+    "bf16_tflops",
+    "fp8_tflops",
+    "fp4_tflops",
+    "int8_tops",
+    "tdp_w",
+    "scaleup_domain",
+    *_LINKS,
 )
 
 
