@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from infermeter.errors import ConfigError
+from infermeter.workloads.field_types import check_fields
 
 SCENARIOS = ("SingleStream", "MultiStream", "Server", "Offline", "Interactive")
 NS_PER_MS = 1_000_000
@@ -153,6 +155,8 @@ class Benchmark:
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Benchmark)}
 _TARGET_FIELDS = {f.name for f in dataclasses.fields(AccuracyTarget)}
+_HINTS = typing.get_type_hints(Benchmark)
+_TARGET_HINTS = typing.get_type_hints(AccuracyTarget)
 _REQUIRED = (
     "name",
     "conf_models",
@@ -185,6 +189,13 @@ def benchmark_from_dict(
     missing = [key for key in _REQUIRED if key not in raw]
     if missing:
         raise ConfigError(f"{where}: missing field(s) {', '.join(missing)}; add them.")
+    check_fields(raw, _HINTS, where)
+    levels = raw.get("accuracy_levels", [])
+    if any(not 0 < level <= 1 for level in levels):
+        raise ConfigError(
+            f"{where}: accuracy_levels are shares of the reference in (0, 1], "
+            f"such as 0.99 (got {levels!r})."
+        )
     values: dict[str, Any] = dict(raw)
     for key in _TUPLE_FIELDS:
         if key in values:
@@ -219,6 +230,7 @@ def _target_from_dict(raw: Mapping[str, Any], where: str) -> AccuracyTarget:
     _reject_unknown(raw, _TARGET_FIELDS, f"{where} accuracy")
     if "metric" not in raw:
         raise ConfigError(f"{where}: an accuracy entry has no 'metric'; add one.")
+    check_fields(raw, _TARGET_HINTS, f"{where} accuracy", signed=True)
     if raw.get("reference") is None and raw.get("min") is None:
         raise ConfigError(
             f"{where}: accuracy metric {raw['metric']!r} needs 'reference' or 'min'."

@@ -238,6 +238,39 @@ def test_custom_benchmark_file(tmp_path) -> None:
         ("[[benchmark]\n", "not valid TOML"),
         ("x = 1\n", r"no \[\[benchmark\]\] tables"),
         (CUSTOM.replace("reference = 200\n", ""), "needs 'reference' or 'min'"),
+        # Wrongly typed values: each was an internal error, a negative bound
+        # or a string read as a list of one-letter scenarios.
+        (
+            CUSTOM.replace(
+                "performance_sample_count = 100", 'performance_sample_count = "a"'
+            ),
+            "performance_sample_count must be a whole number >= 0 \\(got 'a'\\)",
+        ),
+        (
+            CUSTOM.replace("ttft_ms = 500", "ttft_ms = -5"),
+            "ttft_ms must be a number >= 0",
+        ),
+        (
+            CUSTOM.replace("tpot_ms = 50", 'tpot_ms = "fast"'),
+            "tpot_ms must be a number",
+        ),
+        (CUSTOM.replace("tpot_ms = 50", "tpot_ms = nan"), "tpot_ms must be a number"),
+        (
+            CUSTOM.replace('["Server", "Offline"]', '"Offline"'),
+            "scenarios must be a list \\(got 'Offline'\\)",
+        ),
+        (
+            CUSTOM.replace("use_token_latencies = true", "use_token_latencies = 1"),
+            "use_token_latencies must be true or false",
+        ),
+        (
+            CUSTOM.replace("scenarios = ", "accuracy_levels = [99]\nscenarios = "),
+            r"accuracy_levels are shares of the reference in \(0, 1\]",
+        ),
+        (
+            CUSTOM.replace("reference = 200", 'reference = "x"'),
+            "reference must be a number",
+        ),
     ],
 )
 def test_bad_custom_file(tmp_path, text: str, match: str) -> None:
