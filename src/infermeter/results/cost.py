@@ -7,6 +7,7 @@ measured concurrency (Little's law: throughput x mean latency).
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -92,23 +93,47 @@ def _parse(text: str, name: str) -> PriceTable:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"Price file {name!r} is not valid TOML ({exc}).") from None
-    offers = tuple(_offer(o, name) for o in data.get("offer", []))
+    raw_offers, raw_rates = data.get("offer", []), data.get("currencies", {})
+    if not isinstance(raw_offers, list) or not all(
+        isinstance(o, dict) for o in raw_offers
+    ):
+        raise ConfigError(
+            f"Price file {name!r}: offers are [[offer]] tables (got offer = "
+            f"{raw_offers!r})."
+        )
+    if not isinstance(raw_rates, dict):
+        raise ConfigError(
+            f"Price file {name!r}: [currencies] is a table such as EUR = 0.92 "
+            f"(got {raw_rates!r})."
+        )
+    offers = tuple(_offer(o, name) for o in raw_offers)
     currencies = {
-        str(k).upper(): float(v) for k, v in data.get("currencies", {}).items()
+        str(k).upper(): _positive(v, f"currency {k}", name)
+        for k, v in raw_rates.items()
     }
     return PriceTable(offers, currencies or {"USD": 1.0})
+
+
+def _positive(value: object, what: str, name: str) -> float:
+    """``value`` as a finite number > 0; else a one-line error naming the file."""
+    number = (
+        float(value)
+        if isinstance(value, int | float) and not isinstance(value, bool)
+        else math.nan
+    )
+    if not (math.isfinite(number) and number > 0):
+        raise ConfigError(f"{what} must be a number > 0 in {name!r} (got {value!r}).")
+    return number
 
 
 def _offer(raw: dict[str, Any], name: str) -> Offer:
     missing = [k for k in _OFFER_KEYS if k not in raw]
     if missing:
         raise ConfigError(f"An [[offer]] in {name!r} lacks {', '.join(missing)}.")
-    price = raw["usd_per_gpu_hour"]
-    if not isinstance(price, int | float) or price <= 0:
-        raise ConfigError(f"usd_per_gpu_hour must be > 0 in {name!r} (got {price!r}).")
+    price = _positive(raw["usd_per_gpu_hour"], "usd_per_gpu_hour", name)
     return Offer(
         gpu=normalise(str(raw["gpu"])).slug,
-        usd_per_gpu_hour=float(price),
+        usd_per_gpu_hour=price,
         provider=str(raw["provider"]),
         price_type=str(raw["price_type"]),
         retrieved_at=str(raw["retrieved_at"]),

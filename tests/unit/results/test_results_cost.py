@@ -80,3 +80,33 @@ def test_bad_price_files(tmp_path):
         load_prices(bad)
     with pytest.raises(ConfigError, match="Cannot read price file"):
         load_prices(tmp_path / "missing.toml")
+
+
+_OFFER = (
+    "[[offer]]\ngpu = 'h100-sxm'\nprovider = 'p'\nprice_type = 'on-demand'\n"
+    "retrieved_at = '2026-11-27'\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        # NaN and infinite prices were accepted; text rates, a scalar offer and
+        # a scalar [currencies] were internal errors.
+        (_OFFER + "usd_per_gpu_hour = nan\n", "usd_per_gpu_hour must be a number > 0"),
+        (_OFFER + "usd_per_gpu_hour = inf\n", "usd_per_gpu_hour must be a number > 0"),
+        (_OFFER + "usd_per_gpu_hour = true\n", "usd_per_gpu_hour must be a number > 0"),
+        ("[currencies]\nEUR = 'x'\n", "currency EUR must be a number > 0"),
+        ("[currencies]\nEUR = 0\n", "currency EUR must be a number > 0"),
+        ("offer = 3\n", "offers are [[offer]] tables"),
+        ("offer = ['x']\n", "offers are [[offer]] tables"),
+        ("currencies = 3\n", "[currencies] is a table"),
+    ],
+)
+def test_price_file_values_are_checked(tmp_path, text, says):
+    bad = tmp_path / "prices.toml"
+    bad.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_prices(bad)
+    assert says in str(info.value) and "prices.toml" in str(info.value)
+    assert "\n" not in str(info.value)
