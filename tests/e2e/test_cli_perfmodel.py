@@ -181,6 +181,27 @@ def test_wrong_shape_json_is_a_one_line_usage_error(tmp_path: Path) -> None:
     assert "not an MLCommons summary_results.json" in str(res.exception)
 
 
+def _row(**over: object) -> dict[str, object]:
+    """One published v5.1 row the model places (8x H200, Llama 2 70B Offline)."""
+    row: dict[str, object] = {
+        "ID": "5.1-0001",
+        "version": "v5.1",
+        "Category": "closed",
+        "Suite": "datacenter",
+        "Model": "llama2-70b-99",
+        "Scenario": "Offline",
+        "Nodes": 1,
+        "Accelerator": "NVIDIA H200-SXM-141GB",
+        "a#": 8,
+        "Software": "TensorRT 10.11",
+        "weight_data_types": "fp8",
+        "Performance_Result": 35000.0,
+        "Performance_Units": "Tokens/s",
+    }
+    row.update(over)
+    return row
+
+
 @pytest.mark.parametrize(
     ("text", "says"),
     [
@@ -205,22 +226,7 @@ def test_a_malformed_coefficients_file_says_so_in_one_line(
     path = tmp_path / "fits.json"
     path.write_text(text)
     results = tmp_path / "summary.json"
-    row = {
-        "ID": "5.1-0001",
-        "version": "v5.1",
-        "Category": "closed",
-        "Suite": "datacenter",
-        "Model": "llama2-70b-99",
-        "Scenario": "Offline",
-        "Nodes": 1,
-        "Accelerator": "NVIDIA H200-SXM-141GB",
-        "a#": 8,
-        "Software": "TensorRT 10.11",
-        "weight_data_types": "fp8",
-        "Performance_Result": 35000.0,
-        "Performance_Units": "Tokens/s",
-    }
-    results.write_text(json.dumps([row]))
+    results.write_text(json.dumps([_row()]))
     for cmd in (
         ("model", "predict", "--results", str(results), "--fit", str(path)),
         ("plan", "--fit", str(path)),
@@ -230,6 +236,32 @@ def test_a_malformed_coefficients_file_says_so_in_one_line(
         lines = got.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: "), got.stderr
         assert says in flat(got.stderr) and str(path) in flat(got.stderr)
+
+
+@pytest.mark.parametrize("existing", ['{"fits": 3}', "[1]", '{"fits": {"x": 1}}'])
+def test_calibrate_write_refuses_to_merge_into_a_file_that_is_not_coefficients(
+    tmp_path: Path, existing: str
+) -> None:
+    # A JSON list was an internal AttributeError; a 'fits' entry that is not a
+    # fit was kept beside the new one, and the file then failed to load.
+    results = tmp_path / "summary.json"
+    results.write_text(json.dumps([_row(), _row(Scenario="Server"), _row(ID="2")]))
+    target = tmp_path / "fits.json"
+    target.write_text(existing)
+    got = run_main(
+        "model",
+        "calibrate",
+        "--results",
+        str(results),
+        "--holdout",
+        "none",
+        "--write",
+        str(target),
+    )
+    assert got.code == 2, got.stderr
+    assert "is not a coefficients file" in flat(got.stderr)
+    assert len(got.stderr.strip().splitlines()) == 1
+    assert target.read_text() == existing  # nothing lost
 
 
 def test_model_specs_lists_sources() -> None:

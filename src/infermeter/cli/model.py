@@ -208,9 +208,14 @@ def _merge_write(path: Path, coef: Coefficients, source: str) -> None:
             raise ConfigError(
                 f"Cannot read {str(path)!r} to merge into: {exc}."
             ) from None
-    fits = data.setdefault("fits", {})
-    if not isinstance(fits, dict):
-        raise ConfigError(f"{str(path)!r} is not a coefficients file (no 'fits').")
+    fits = data.setdefault("fits", {}) if isinstance(data, dict) else None
+    if not isinstance(fits, dict) or not all(
+        isinstance(f, dict) for f in fits.values()
+    ):
+        raise ConfigError(
+            f"{str(path)!r} is not a coefficients file (an object whose 'fits' maps "
+            "names to fits); --write a new path or fix that file."
+        )
     entry = coefficients_to_dict(
         coef, [Path(s.strip()).name for s in source.split(",")]
     )
