@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from infermeter.cli.main import app
 from tests.cli_main import flat, run_main
+from tests.published_rows import published_row
 
 runner = CliRunner()
 
@@ -42,7 +43,7 @@ def test_plan_json_lists_options_and_infeasible_types() -> None:
     assert data["evidence_note"] is None  # FP8 H100 and the L4 rest on published rows
 
 
-def test_plan_says_when_a_part_has_no_published_row() -> None:
+def test_plan_says_when_a_part_has_no_publishedpublished_row() -> None:
     res = runner.invoke(app, ["plan", "--accelerator", "mi355x", "--precision", "fp8"])
     assert res.exit_code == 0, res.output
     assert "note: thin evidence: the fit read no published row of mi355x" in flat(
@@ -181,27 +182,6 @@ def test_wrong_shape_json_is_a_one_line_usage_error(tmp_path: Path) -> None:
     assert "not an MLCommons summary_results.json" in str(res.exception)
 
 
-def _row(**over: object) -> dict[str, object]:
-    """One published v5.1 row the model places (8x H200, Llama 2 70B Offline)."""
-    row: dict[str, object] = {
-        "ID": "5.1-0001",
-        "version": "v5.1",
-        "Category": "closed",
-        "Suite": "datacenter",
-        "Model": "llama2-70b-99",
-        "Scenario": "Offline",
-        "Nodes": 1,
-        "Accelerator": "NVIDIA H200-SXM-141GB",
-        "a#": 8,
-        "Software": "TensorRT 10.11",
-        "weight_data_types": "fp8",
-        "Performance_Result": 35000.0,
-        "Performance_Units": "Tokens/s",
-    }
-    row.update(over)
-    return row
-
-
 @pytest.mark.parametrize(
     ("text", "says"),
     [
@@ -226,7 +206,7 @@ def test_a_malformed_coefficients_file_says_so_in_one_line(
     path = tmp_path / "fits.json"
     path.write_text(text)
     results = tmp_path / "summary.json"
-    results.write_text(json.dumps([_row()]))
+    results.write_text(json.dumps([published_row()]))
     for cmd in (
         ("model", "predict", "--results", str(results), "--fit", str(path)),
         ("plan", "--fit", str(path)),
@@ -245,7 +225,15 @@ def test_calibrate_write_refuses_to_merge_into_a_file_that_is_not_coefficients(
     # A JSON list was an internal AttributeError; a 'fits' entry that is not a
     # fit was kept beside the new one, and the file then failed to load.
     results = tmp_path / "summary.json"
-    results.write_text(json.dumps([_row(), _row(Scenario="Server"), _row(ID="2")]))
+    results.write_text(
+        json.dumps(
+            [
+                published_row(),
+                published_row(Scenario="Server"),
+                published_row(ID="5.1-0002", Accelerator="NVIDIA H200-SXM-141GB"),
+            ]
+        )
+    )
     target = tmp_path / "fits.json"
     target.write_text(existing)
     got = run_main(

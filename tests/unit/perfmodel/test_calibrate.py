@@ -29,30 +29,9 @@ from infermeter.perfmodel.fit import (
     speed_features,
 )
 from infermeter.perfmodel.published import PublishedRow, Rows, read_rows, round_file
+from tests.published_rows import published_row
 
 SHARED = round_file("v4.1").parent
-
-
-def _raw(**over: object) -> dict[str, object]:
-    row: dict[str, object] = {
-        "ID": "5.1-9999",
-        "version": "v5.1",
-        "Submitter": "X",
-        "Category": "closed",
-        "Suite": "datacenter",
-        "System": "box",
-        "Model": "llama2-70b-99",
-        "Scenario": "Offline",
-        "Nodes": 2,
-        "Accelerator": "NVIDIA H100-SXM-80GB",
-        "a#": 8.0,
-        "Software": "TensorRT 10.2.0, CUDA 12.4",
-        "weight_data_types": "fp16",
-        "Performance_Result": 40000.0,
-        "Performance_Units": "Tokens/s",
-    }
-    row.update(over)
-    return row
 
 
 def _write(tmp_path: Path, rows: list[dict[str, object]]) -> Path:
@@ -65,13 +44,15 @@ def test_reader_merges_duplicates_counts_nodes_and_keeps_every_llm_scenario(
     tmp_path: Path,
 ) -> None:
     rows = [
-        _raw(),
-        _raw(Model="llama2-70b-99.9", Performance_Result=39000.0),  # -99 figure kept
-        _raw(Scenario="Server", Performance_Result="35000.5"),  # string drift
-        _raw(Scenario="Interactive", Performance_Result=20000.0),
-        _raw(Model="resnet", Performance_Units="Samples/s"),  # not an LLM row
-        _raw(Category="open"),  # not closed
-        _raw(
+        published_row(),
+        published_row(
+            Model="llama2-70b-99.9", Performance_Result=39000.0
+        ),  # -99 figure kept
+        published_row(Scenario="Server", Performance_Result="35000.5"),  # string drift
+        published_row(Scenario="Interactive", Performance_Result=20000.0),
+        published_row(Model="resnet", Performance_Units="Samples/s"),  # not an LLM row
+        published_row(Category="open"),  # not closed
+        published_row(
             ID="5.1-0001",
             Model="llama3.1-8b",
             Scenario="Interactive",
@@ -93,21 +74,21 @@ def test_reader_merges_duplicates_counts_nodes_and_keeps_every_llm_scenario(
 
 def test_parts_variants_mixed_systems_and_cpus(tmp_path: Path) -> None:
     rows = [
-        _raw(ID="a", Accelerator="NVIDIA H200-SXM-141GB-CTS"),
-        _raw(
+        published_row(ID="a", Accelerator="NVIDIA H200-SXM-141GB-CTS"),
+        published_row(
             ID="b",
             Accelerator="AMD Instinct MI355X 288GB HBM3e Power Cap 1000 W",
             Software="vLLM 0.9",
             weight_data_types="fp8",
         ),
-        _raw(
+        published_row(
             ID="c",
             Accelerator="AMD Instinct MI300X 192GB HBM3 (x32), AMD Instinct "
             "MI325X 256GB HBM3e (x16)",
             Nodes=6,
             Software="Mango LLMBoost, vllm",
         ),
-        _raw(
+        published_row(
             ID="d",
             Accelerator="",
             **{"a#": ""},
@@ -117,8 +98,8 @@ def test_parts_variants_mixed_systems_and_cpus(tmp_path: Path) -> None:
             Software="PyTorch",
             weight_data_types="INT8",
         ),
-        _raw(ID="e", Accelerator="Acme Thinker 9000"),
-        _raw(ID="f", System="NVIDIA H200 (8x H200-SXM-141GB, MaxQ, TensorRT)"),
+        published_row(ID="e", Accelerator="Acme Thinker 9000"),
+        published_row(ID="f", System="NVIDIA H200 (8x H200-SXM-141GB, MaxQ, TensorRT)"),
     ]
     got = read_rows(_write(tmp_path, rows))
     by = {r.result_id: r for r in got.rows}
@@ -152,8 +133,8 @@ def test_rows_without_a_positive_result_or_a_count_are_skipped_with_the_reason(
         "zero-nodes": {"Nodes": 0},
         "half-node": {"Nodes": 0.5},
     }
-    rows = [_raw(ID=rid, **over) for rid, over in bad.items()]
-    rows.append(_raw(ID="ok", Nodes=None))  # absent nodes: one node
+    rows = [published_row(ID=rid, **over) for rid, over in bad.items()]
+    rows.append(published_row(ID="ok", Nodes=None))  # absent nodes: one node
     got = read_rows(_write(tmp_path, rows))
     assert [(r.result_id, r.count, r.nodes) for r in got.rows] == [("ok", 8, 1)]
     reasons = {s.result_id: s.reason for s in got.skipped}
@@ -181,7 +162,7 @@ def test_a_file_without_llm_rows_is_an_error_and_empty_sets_are_json_null(
 ) -> None:
     # A ResNet-only file used to "predict" 0 of 0 rows with exit 0 and print NaN
     # into --json, which strict parsers (jq) reject.
-    vision = _raw(Model="resnet50", Performance_Units="Samples/s")
+    vision = published_row(Model="resnet50", Performance_Units="Samples/s")
     with pytest.raises(ConfigError, match=r"holds no LLM results"):
         load_results([_write(tmp_path, [vision])])
     empty = Validation("none", "fit", ()).as_dict()
@@ -195,7 +176,7 @@ def test_predicting_rows_of_a_round_the_fit_read_is_labelled_in_sample(
 ) -> None:
     # "predict v5.1 from a fit fitted on v4.1 + v5.1" printed the fit's own
     # residuals as if they were predictions.
-    rows = load_results([_write(tmp_path, [_raw()])])
+    rows = load_results([_write(tmp_path, [published_row()])])
     both = predict_rows(rows, load_coefficients("v4.1+v5.1"))
     assert both.name.endswith("(in-sample)")
     assert "in-sample: the fit read v5.1" in both.as_dict()["notes"][0]
