@@ -8,7 +8,8 @@ accepted the number fails its preflight (exit 1) instead of sending load.
 
 The options are read from each command's ``--help`` (an option shown as ``<int>`` or
 ``<float>``), so an option added later is covered without editing this test. -2 is
-below every option's range (``--prefix-cache-tokens`` takes -1: the whole cache).
+below every option's range (``--prefix-cache-tokens`` takes -1: the whole cache); every
+float option also refuses ``inf`` and ``nan`` (``cli/main.py`` checks them all).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from tests.results_fixtures import write_run
 NUMBER = re.compile(
     r"(--[a-z][a-z0-9-]+)\s+(?:-[a-zA-Z]\s+)?<(?:int|float)(?: range)?>"
 )
+FLOAT = re.compile(r"(--[a-z][a-z0-9-]+)\s+(?:-[a-zA-Z]\s+)?<float(?: range)?>")
 CLOSED = ["--sut", "openai", "--url", "http://127.0.0.1:9/v1", "--model", "m"]
 SERVERS = ("serve-mock", "serve-sim")
 COMMANDS = (
@@ -39,12 +41,12 @@ COMMANDS = (
 )  # fmt: skip
 
 
-def _number_options(command: str) -> list[str]:
+def _number_options(command: str, pattern: re.Pattern[str] = NUMBER) -> list[str]:
     result = CliRunner().invoke(
         app, [*command.split(), "--help"], env={"COLUMNS": "250", "NO_COLOR": "1"}
     )
     assert result.exit_code == 0, result.output
-    return sorted(set(NUMBER.findall(result.output)))
+    return sorted(set(pattern.findall(result.output)))
 
 
 @pytest.fixture
@@ -110,22 +112,41 @@ def test_the_help_lists_number_options_to_check() -> None:
 def test_a_number_below_every_range_is_one_line_with_exit_2(
     command: str, world: dict[str, list[str]]
 ) -> None:
-    options = _number_options(command)
+    _refused(command, [(option, "-2") for option in _number_options(command)], world)
 
-    def check(option: str) -> Result:
-        return _invoke(command, [*world[command], option, "-2"])
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_inf_and_nan_are_refused_by_every_float_option(
+    command: str, world: dict[str, list[str]]
+) -> None:
+    # Python reads "inf" and "nan" as floats: infinite rates, durations and
+    # bounds reached the code (an internal OverflowError in run, servers that
+    # started, a plan computed with an infinite TTFT).
+    options = _number_options(command, FLOAT)
+    _refused(command, [(o, v) for o in options for v in ("inf", "nan")], world)
+
+
+def _refused(
+    command: str, cases: list[tuple[str, str]], world: dict[str, list[str]]
+) -> None:
+    """Each (option, value) of ``cases`` ends in exit 2 with one line (or click's
+    usage box) before anything runs."""
+
+    def check(case: tuple[str, str]) -> Result:
+        return _invoke(command, [*world[command], *case])
 
     if command in SERVERS:  # child processes, four at a time
         with ThreadPoolExecutor(4) as pool:
-            results = list(pool.map(check, options))
+            results = list(pool.map(check, cases))
     else:  # in-process, on the main thread (``run`` installs signal handlers)
-        results = [check(option) for option in options]
+        results = [check(case) for case in cases]
     failures = []
-    for option, result in zip(options, results, strict=True):
+    for (option, value), result in zip(cases, results, strict=True):
         lines = [x for x in result.stderr.strip().splitlines() if x.strip()]
         usage_box = "Invalid value for" in result.stderr  # click's own range check
+        said = f"{option} {value}"
         if result.code != 2 or "internal error" in result.stderr:
-            failures.append(f"{option} -2: exit {result.code}: {result.stderr[-300:]}")
+            failures.append(f"{said}: exit {result.code}: {result.stderr[-300:]}")
         elif not usage_box and len(lines) != 1:
-            failures.append(f"{option} -2: not one line: {result.stderr[-300:]}")
+            failures.append(f"{said}: not one line: {result.stderr[-300:]}")
     assert not failures, "\n".join(failures)

@@ -5,6 +5,7 @@ Exit codes: 0 valid (or success), 1 error, 2 usage error, 3 run completed but IN
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from typing import Any
@@ -62,10 +63,41 @@ _register()
 
 
 def build_command() -> Any:
-    """The click command of ``app``, with every command's examples moved last."""
+    """The click command of ``app``, with every command's examples moved last and
+    every number option finite."""
     command = typer.main.get_command(app)
     _examples_last(command)
+    _finite_numbers(command)
     return command
+
+
+def _finite_numbers(command: Any) -> None:
+    """Every float option also refuses ``inf`` and ``nan``: Python reads them as
+    floats, and as a rate, a duration or a bound they are never meant."""
+    for sub in (getattr(command, "commands", None) or {}).values():
+        _finite_numbers(sub)
+    for param in command.params:
+        if _is_float(param):
+            param.callback = _finite(param.callback)
+
+
+def _is_float(param: Any) -> bool:
+    """A float option, in click's types or in newer typer's own type descriptors."""
+    kind = getattr(param, "type", None)
+    if kind is not None:
+        return getattr(kind, "name", "") in ("float", "float range")
+    annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+    return annotation in (float, float | None, list[float], list[float] | None)
+
+
+def _finite(inner: Any) -> Any:
+    def check(ctx: Any, param: Any, value: Any) -> Any:
+        values = value if isinstance(value, tuple | list) else (value,)
+        if any(isinstance(v, float) and not math.isfinite(v) for v in values):
+            raise typer.BadParameter(f"{value!r} is not a finite number.", ctx, param)
+        return inner(ctx, param, value) if inner else value
+
+    return check
 
 
 def _examples_last(command: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -44,11 +45,12 @@ Examples (each point runs --duration, 10 s by default):
 def _split(text: str | None, flag: str = "") -> list[float]:
     """A comma list of numbers; a bad entry is a one-line usage error."""
     try:
-        return [float(v) for v in text.split(",") if v.strip()] if text else []
+        out = [float(v) for v in text.split(",") if v.strip()] if text else []
     except ValueError:
-        raise ConfigError(
-            f"{flag} {text!r} is not a list of numbers, e.g. 1,4,16"
-        ) from None
+        out = [math.nan]
+    if not all(math.isfinite(v) for v in out):
+        raise ConfigError(f"{flag} {text!r} is not a list of numbers, e.g. 1,4,16")
+    return out
 
 
 @app.command("sweep", epilog=EXAMPLES)
