@@ -137,7 +137,7 @@ def _factory(context: SutContext) -> FakeSUT:
         output_tokens=int(context.float_option("output_tokens", 32)),
         jitter=context.float_option("jitter", 0.0),
         fail_every=int(context.float_option("fail_every", 0)),
-        hang_after=int(context.float_option("hang_after", -1)),
+        hang_after=int(context.float_option("hang_after", -1, minimum=-1)),
         seed=int(context.float_option("seed", 0)),
         responder=_responder(context),
     )

@@ -14,6 +14,7 @@ response_format, size, poll_interval (seconds) and video_form.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from infermeter.errors import ConfigError
@@ -132,13 +133,18 @@ class _Options:
         raise ConfigError(f"SUT option {key}={text!r}: use true or false")
 
     def number(self, key: str, default: float | None) -> float | None:
+        """A finite number >= 0 (times, counts, weights and the temperature; ``inf``
+        overflowed an integer cast, a negative timeout never fired)."""
         text = self._o.get(key)
         if text is None:
             return default
         try:
-            return float(text)
+            value = float(text)
         except ValueError:
-            raise ConfigError(f"SUT option {key}={text!r} is not a number") from None
+            value = math.nan
+        if not (math.isfinite(value) and value >= 0):
+            raise ConfigError(f"SUT option {key}={text!r} is not a number >= 0")
+        return value
 
     def integer(self, key: str) -> int | None:
         value = self.number(key, None)

@@ -6,6 +6,7 @@ Third-party SUTs can register through the ``infermeter.suts`` entry-point group.
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
@@ -31,16 +32,22 @@ class SutContext:
     def option(self, key: str, default: str) -> str:
         return self.options.get(key, default)
 
-    def float_option(self, key: str, default: float) -> float:
+    def float_option(self, key: str, default: float, *, minimum: float = 0.0) -> float:
+        """``--sut-opt key=NUMBER``: a finite number >= ``minimum`` (the options are
+        times, counts, rates and shares; ``inf`` overflowed an integer cast)."""
         text = self.options.get(key)
         if text is None:
             return default
         try:
-            return float(text)
+            value = float(text)
         except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and value >= minimum):
             raise ConfigError(
-                f"SUT option {key}={text!r} is not a number; pass e.g. --sut-opt {key}=1.5"
-            ) from None
+                f"SUT option {key}={text!r} is not a number >= {minimum:g}; pass e.g. "
+                f"--sut-opt {key}=1.5"
+            )
+        return value
 
 
 Factory = Callable[[SutContext], SystemUnderTest]

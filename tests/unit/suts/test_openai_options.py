@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from infermeter.errors import ConfigError
 from infermeter.suts.openai_options import QSLPrompts, config_from_options, prompts_for
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig, build_body
 from infermeter.suts.prompts import Prompt, SyntheticPrompts
+from infermeter.suts.registry import SutContext
 
 BASE = {"url": "http://h:1/v1", "model": "m"}
 
@@ -49,6 +51,10 @@ def test_defaults_and_typed_options() -> None:
         ({**BASE, "colour": "red"}, "Unknown openai SUT option"),
         ({**BASE, "stream": "maybe"}, "use true or false"),
         ({**BASE, "timeout": "soon"}, "not a number"),
+        # inf overflowed the integer casts; a negative timeout never fired
+        ({**BASE, "max_in_flight": "inf"}, "max_in_flight='inf' is not a number >= 0"),
+        ({**BASE, "timeout": "nan"}, "timeout='nan' is not a number >= 0"),
+        ({**BASE, "timeout": "-5"}, "timeout='-5' is not a number >= 0"),
         ({**BASE, "extra_body": "[1]"}, "JSON object"),
         ({**BASE, "api": "responses"}, "Unknown API"),
         ({"url": "h:1", "model": "m"}, "must start with http"),
@@ -150,3 +156,17 @@ def test_prompt_sources_fall_back_to_synthetic() -> None:
     text = synthetic.prompt(1).text
     assert text is not None and len(text.split()) == 128
     assert synthetic.prompt(1) != synthetic.prompt(2)
+
+
+@pytest.mark.parametrize("text", ["inf", "nan", "-5", "fast"])
+def test_a_sut_number_option_is_finite_and_not_negative(text: str) -> None:
+    # --sut-opt tpot_ms=inf was an internal OverflowError in the fake SUT.
+    ctx = SutContext(qsl=None, clock=None, scenario=None, options={"tpot_ms": text})
+    with pytest.raises(
+        ConfigError, match=f"tpot_ms='{re.escape(text)}' is not a number >= 0"
+    ):
+        ctx.float_option("tpot_ms", 10.0)
+    never = SutContext(
+        qsl=None, clock=None, scenario=None, options={"hang_after": "-1"}
+    )
+    assert never.float_option("hang_after", -1, minimum=-1) == -1.0
