@@ -182,6 +182,8 @@ def test_a_negative_seed_or_a_zero_metrics_interval_is_refused(url: str) -> None
         (["--percentile", "101"], "--percentile must be in (0, 100] (got 101)"),
         (["--rates", "5,-2"], "--rates must be > 0 (got -2)"),
         (["--rates", "a,b"], "--rates 'a,b' is not a list of numbers"),
+        (["--rates", "1,inf"], "--rates '1,inf' is not a list of numbers"),
+        (["--concurrency", "1,2.5"], "--concurrency takes whole numbers"),
         (["--speed", "-1"], "--speed must be > 0 (got -1)"),
         (["--burstiness", "0"], "--burstiness must be > 0 (got 0)"),
         (["--duration", "-1"], "--duration must be > 0 (got -1)"),
@@ -193,7 +195,8 @@ def test_bad_numbers_are_refused_before_any_request(
     # Each was sent to the server (a negative warm-up ended in "internal error",
     # --ttft-ms -1 searched for a rate no server can meet).
     base = ["sweep", "--url", "http://127.0.0.1:9/v1", "--model", "m"]
-    mode = [] if "--rates" in args or "--search" in args else ["--concurrency", "1"]
+    chosen = {"--rates", "--search", "--concurrency"} & set(args)
+    mode = [] if chosen else ["--concurrency", "1"]
     result = CliRunner().invoke(app, [*base, *mode, *args])
     assert message in str(result.exception)
     warm = CliRunner().invoke(app, [*base, "--concurrency", "1", "--warmup", "-1"])

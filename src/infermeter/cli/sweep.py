@@ -53,6 +53,13 @@ def _split(text: str | None, flag: str = "") -> list[float]:
     return out
 
 
+def _whole(values: list[float], flag: str) -> list[int]:
+    """Whole numbers (a concurrency of 2.5 was cut to 2 without a word)."""
+    if any(v != int(v) for v in values):
+        raise ConfigError(f"{flag} takes whole numbers, e.g. 1,4,16 (got {values}).")
+    return [int(v) for v in values]
+
+
 @app.command("sweep", epilog=EXAMPLES)
 def sweep_command(
     url: Annotated[
@@ -161,7 +168,7 @@ def sweep_command(
     )
     request = SweepRequest(
         sut_options=options,
-        concurrency=[int(c) for c in _split(concurrency, "--concurrency")],
+        concurrency=_whole(_split(concurrency, "--concurrency"), "--concurrency"),
         rates=_split(rates, "--rates"),
         search=search,
         replay=replay,
