@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from tests.one_line import one_line_error
 
 from infermeter.errors import ConfigError
 from infermeter.results.cost import compute_cost, load_prices
@@ -104,9 +105,5 @@ _OFFER = (
     ],
 )
 def test_price_file_values_are_checked(tmp_path, text, says):
-    bad = tmp_path / "prices.toml"
-    bad.write_text(text)
-    with pytest.raises(ConfigError) as info:
-        load_prices(bad)
-    assert says in str(info.value) and "prices.toml" in str(info.value)
-    assert "\n" not in str(info.value)
+    message = one_line_error(load_prices, tmp_path / "prices.toml", text)
+    assert says in message and "prices.toml" in message

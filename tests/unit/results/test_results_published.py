@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.one_line import one_line_error
 
 from infermeter.errors import ConfigError
 from infermeter.results.published import load_summary_file, parse_summary
@@ -157,11 +158,7 @@ def test_v5_interactive_unit_bug_is_flagged():
     ],
 )
 def test_bad_files_are_one_line_config_errors(tmp_path, content, message):
-    path = tmp_path / "bad.json"
-    path.write_text(content)
-    with pytest.raises(ConfigError, match=message) as info:
-        load_summary_file(path)
-    assert "\n" not in str(info.value)
+    assert message in one_line_error(load_summary_file, tmp_path / "bad.json", content)
 
 
 @pytest.mark.parametrize("value", ["n/a", float("nan"), float("inf"), 0, -5.0])
