@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -93,6 +94,26 @@ def test_length_distributions(text: str, low: int, high: int) -> None:
 )
 def test_bad_length_spec(bad: str) -> None:
     with pytest.raises(ConfigError):
+        parse_length(bad)
+
+
+@pytest.mark.parametrize(
+    ("bad", "says"),
+    [
+        # inf overflowed an integer cast when drawing (an internal error), NaN
+        # failed at a sample's read, "-5" was an "unknown distribution".
+        ("uniform:1:inf", "'uniform:1:inf' needs 2 finite non-negative"),
+        ("normal:inf:1", "'normal:inf:1' needs 2 finite non-negative"),
+        ("lognormal:100:nan", "'lognormal:100:nan' needs 2 finite non-negative"),
+        ("-5", "'-5' needs 1 finite non-negative"),
+        ("inf", "'inf' needs 1 finite non-negative"),
+        ("histogram:16=nan", "finite weights"),
+        ("histogram:0=1", "lengths >= 1"),
+        ("histogram:x=1", "whole lengths"),
+    ],
+)
+def test_non_finite_or_negative_lengths_are_named(bad: str, says: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(says)):
         parse_length(bad)
 
 

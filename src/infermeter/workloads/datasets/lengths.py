@@ -9,6 +9,7 @@ rounded and clipped to ``[1, max_len]``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,26 +68,28 @@ def parse_length(text: str) -> LengthSpec:
 
     A bare number is a fixed length (``128`` = ``fixed:128``).
     """
-    if text.strip().isdigit():
+    given = text
+    if _is_number(text):
         text = f"fixed:{text.strip()}"
     kind, _, rest = text.strip().partition(":")
     kind = kind.lower()
+    if kind == "histogram":
+        return _histogram(rest)
     try:
-        if kind == "histogram":
-            return _histogram(rest)
         numbers = [float(x) for x in rest.split(":")] if rest else []
     except ValueError:
         numbers = []
-        rest = "bad"
     arity = {"fixed": 1, "uniform": 2, "normal": 2, "lognormal": 2}
     if kind not in arity:
         raise ConfigError(
             f"Unknown length distribution {text!r}. Known: {', '.join(KINDS)} "
             "(e.g. fixed:128, uniform:64:256, lognormal:200:0.5)."
         )
-    if len(numbers) != arity[kind] or any(n < 0 for n in numbers):
+    if len(numbers) != arity[kind] or not all(
+        math.isfinite(n) and n >= 0 for n in numbers
+    ):
         raise ConfigError(
-            f"Length distribution {text!r} needs {arity[kind]} non-negative "
+            f"Length distribution {given!r} needs {arity[kind]} finite non-negative "
             f"number(s) after '{kind}:'."
         )
     if kind == "uniform" and numbers[0] > numbers[1]:
@@ -94,14 +97,27 @@ def parse_length(text: str) -> LengthSpec:
     return LengthSpec(kind, numbers[0], numbers[1] if len(numbers) > 1 else 0.0)
 
 
+def _is_number(text: str) -> bool:
+    """A bare number (``128``, ``-5``, ``inf``): a fixed length, checked as one."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _histogram(rest: str) -> LengthSpec:
     pairs = [p.split("=") for p in rest.split(",") if p]
+    shape = f"Histogram {rest!r} must look like histogram:16=0.5,64=0.3,256=0.2"
     if not pairs or any(len(p) != 2 for p in pairs):
-        raise ConfigError(
-            f"Histogram {rest!r} must look like histogram:16=0.5,64=0.3,256=0.2."
-        )
-    values = tuple(int(v) for v, _ in pairs)
-    weights = np.asarray([float(w) for _, w in pairs])
+        raise ConfigError(f"{shape}.")
+    try:
+        values = tuple(int(v) for v, _ in pairs)
+        weights = np.asarray([float(w) for _, w in pairs])
+    except ValueError:
+        raise ConfigError(f"{shape} (whole lengths, numeric weights).") from None
+    if min(values) < 1 or not np.isfinite(weights).all():
+        raise ConfigError(f"{shape} (lengths >= 1, finite weights).")
     if (weights < 0).any() or weights.sum() <= 0:
         raise ConfigError(f"Histogram {rest!r}: weights must be >= 0 and not all 0.")
     weights = weights / weights.sum()
