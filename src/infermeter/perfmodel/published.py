@@ -156,23 +156,26 @@ def is_llm_row(r: dict[str, Any]) -> bool:
     )
 
 
-def _number(x: object) -> float | None:
+def summary_number(x: object) -> float | None:
+    """A summary_results.json number: int, float, "8", "8.0" or "1,234.5"; None for
+    text, "", booleans, NaN and infinities (JSON from other tools may carry them)."""
     if isinstance(x, bool):
         return None
+    value: float | None = None
     if isinstance(x, int | float):
-        return float(x)
-    if isinstance(x, str):
+        value = float(x)
+    elif isinstance(x, str):
         try:
-            return float(x.replace(",", "").strip())
+            value = float(x.replace(",", "").strip())
         except ValueError:
             return None
-    return None
+    return value if value is not None and math.isfinite(value) else None
 
 
 def _positive(x: object) -> float | None:
-    """``x`` as a finite number > 0, else None (NaN, infinities, 0, text)."""
-    v = _number(x)
-    return v if v is not None and math.isfinite(v) and v > 0 else None
+    """``x`` as a finite number > 0, else None."""
+    v = summary_number(x)
+    return v if v is not None and v > 0 else None
 
 
 def _round(r: dict[str, Any]) -> str:
@@ -219,7 +222,7 @@ def parse_row(r: dict[str, Any]) -> PublishedRow | Skipped:
     def skip(reason: str) -> Skipped:
         return Skipped(rid, bench, scenario, raw_acc, reason)
 
-    value = _number(r.get("Performance_Result"))
+    value = _positive(r.get("Performance_Result"))
     unit = str(r.get("Performance_Units", "")).strip().lower()
     flags = ""
     if unit in _MISLABELLED:
@@ -228,7 +231,7 @@ def parse_row(r: dict[str, Any]) -> PublishedRow | Skipped:
         )
     elif unit not in _TOKEN_UNITS:
         return skip(f"unit {r.get('Performance_Units')!r} is not tokens/s")
-    if value is None or not math.isfinite(value) or value <= 0:
+    if value is None:
         return skip(f"no positive numeric result ({r.get('Performance_Result')!r})")
     nodes = _nodes(r)
     count = None if nodes is None else _count(r, nodes)

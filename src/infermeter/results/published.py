@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.errors import ConfigError
+from infermeter.perfmodel.published import summary_number
 from infermeter.results.accelerators import normalise
 
 REQUIRED = ("ID", "Model", "Scenario", "Performance_Result", "Performance_Units")
@@ -180,20 +180,8 @@ def _parse_row(r: dict[str, Any], source: str, retrieved_at: str) -> PublishedRe
 
 
 def _number(value: object) -> float | None:
-    """Numbers arrive as int, float, "8", "8.0", "1,234.5" or ""; "" means none, and
-    so do NaN and infinities (JSON from other tools may carry them)."""
-    if isinstance(value, bool):
-        return float(value)
-    out: float | None = None
-    if isinstance(value, int | float):
-        out = float(value)
-    elif isinstance(value, str):
-        text = value.strip().replace(",", "")
-        try:
-            out = float(text) if text else None
-        except ValueError:
-            return None
-    return out if out is not None and math.isfinite(out) else None
+    """A finite number of the file or None; booleans read as 0/1 (``inferred``)."""
+    return float(value) if isinstance(value, bool) else summary_number(value)
 
 
 def _total_accelerators(r: dict[str, Any]) -> int:
