@@ -186,8 +186,8 @@ def test_wrong_shape_json_is_a_one_line_usage_error(tmp_path: Path) -> None:
     ("text", "says"),
     [
         ('{"fits": 3}', "'fits' must map a fit's name"),
-        ('{"fits": {}}', "'fits' must map a fit's name"),
-        ('{"fits": {"v4.1": [1]}}', "each entry of 'fits' must be an object"),
+        ('{"fits": {}}', "holds no fit"),
+        ('{"fits": {"v4.1": [1]}}', "'fits' must map a fit's name to an object"),
         (
             '{"label": "x", "values": {}}',
             "needs label, rounds, rows and numeric values",
@@ -247,7 +247,7 @@ def test_calibrate_write_refuses_to_merge_into_a_file_that_is_not_coefficients(
         str(target),
     )
     assert got.code == 2, got.stderr
-    assert "is not a coefficients file" in flat(got.stderr)
+    assert "'fits' must map a fit's name to an object" in flat(got.stderr)
     assert len(got.stderr.strip().splitlines()) == 1
     assert target.read_text() == existing  # nothing lost
 

@@ -198,7 +198,7 @@ def calibrate_command(
 def _merge_write(path: Path, coef: Coefficients, source: str) -> None:
     from infermeter.errors import ConfigError
     from infermeter.outfile import replacing
-    from infermeter.perfmodel.calibrate import coefficients_to_dict
+    from infermeter.perfmodel.calibrate import coefficients_to_dict, fits_table
 
     data: dict[str, object] = {"fits": {}}
     if path.exists():
@@ -208,14 +208,9 @@ def _merge_write(path: Path, coef: Coefficients, source: str) -> None:
             raise ConfigError(
                 f"Cannot read {str(path)!r} to merge into: {exc}."
             ) from None
-    fits = data.setdefault("fits", {}) if isinstance(data, dict) else None
-    if not isinstance(fits, dict) or not all(
-        isinstance(f, dict) for f in fits.values()
-    ):
-        raise ConfigError(
-            f"{str(path)!r} is not a coefficients file (an object whose 'fits' maps "
-            "names to fits); --write a new path or fix that file."
-        )
+    if isinstance(data, dict):
+        data.setdefault("fits", {})
+    fits = fits_table(data, str(path))
     entry = coefficients_to_dict(
         coef, [Path(s.strip()).name for s in source.split(",")]
     )

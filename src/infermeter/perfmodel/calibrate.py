@@ -289,6 +289,11 @@ def coefficients_to_dict(coef: Coefficients, sources: Sequence[str]) -> dict[str
     }
 
 
+_REGENERATE = (
+    "regenerate it with 'infermeter model calibrate --results FILE --write PATH'"
+)
+
+
 def coefficients_from_dict(d: dict[str, Any]) -> Coefficients:
     try:
         return Coefficients(
@@ -301,7 +306,7 @@ def coefficients_from_dict(d: dict[str, Any]) -> Coefficients:
     except (KeyError, TypeError, ValueError, AttributeError):
         raise ConfigError(
             "a coefficients entry needs label, rounds, rows and numeric values; "
-            "regenerate it with 'infermeter model calibrate --results FILE --write PATH'."
+            f"{_REGENERATE}."
         ) from None
 
 
@@ -323,6 +328,20 @@ class NotCoefficients(ConfigError):
     a caller that also takes a summary_results.json may read it as one."""
 
 
+def fits_table(data: object, name: str) -> dict[str, Any]:
+    """The ``fits`` map of a coefficients file (``--write`` makes and merges them),
+    each entry an object; a one-line error naming ``name`` otherwise."""
+    fits = data.get("fits") if isinstance(data, dict) else None
+    if not isinstance(fits, dict) or not all(
+        isinstance(f, dict) for f in fits.values()
+    ):
+        raise ConfigError(
+            f"{name!r}: 'fits' must map a fit's name to an object with label, rounds, "
+            f"rows and values; {_REGENERATE}, or pass another file."
+        )
+    return fits
+
+
 def load_coefficients(name: str = DEFAULT_FIT) -> Coefficients:
     """A shipped fit by its rounds ("v4.1", "v4.1+v5.1") or a coefficients JSON file
     (an object: one fit, or ``{"fits": {name: fit}}`` as ``--write`` makes)."""
@@ -341,19 +360,10 @@ def load_coefficients(name: str = DEFAULT_FIT) -> Coefficients:
                 f"{name!r} is not a coefficients file (a JSON object)."
             )
         if "fits" in data:
-            inner = data["fits"]
-            if not isinstance(inner, dict) or not inner:
-                raise ConfigError(
-                    f"{name!r}: 'fits' must map a fit's name to its coefficients; "
-                    "regenerate it with 'infermeter model calibrate --results FILE "
-                    "--write PATH'."
-                )
+            inner = fits_table(data, name)
+            if not inner:
+                raise ConfigError(f"{name!r} holds no fit; {_REGENERATE}.")
             data = next(iter(inner.values()))
-            if not isinstance(data, dict):
-                raise ConfigError(
-                    f"{name!r}: each entry of 'fits' must be an object with "
-                    "label/rounds/rows/values."
-                )
         try:
             return coefficients_from_dict(data)
         except ConfigError as exc:
