@@ -14,12 +14,12 @@ response_format, size, poll_interval (seconds) and video_form.
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 from infermeter.errors import ConfigError
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig, Timeouts
 from infermeter.suts.prompts import Prompt, PromptSource, SyntheticPrompts
+from infermeter.suts.registry import sut_number
 from infermeter.suts.routing import (
     DEFAULT_BLOCK_SIZE,
     DEFAULT_CACHE_BLOCKS,
@@ -133,18 +133,8 @@ class _Options:
         raise ConfigError(f"SUT option {key}={text!r}: use true or false")
 
     def number(self, key: str, default: float | None) -> float | None:
-        """A finite number >= 0 (times, counts, weights and the temperature; ``inf``
-        overflowed an integer cast, a negative timeout never fired)."""
         text = self._o.get(key)
-        if text is None:
-            return default
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        if not (math.isfinite(value) and value >= 0):
-            raise ConfigError(f"SUT option {key}={text!r} is not a number >= 0")
-        return value
+        return default if text is None else sut_number(key, text)
 
     def integer(self, key: str) -> int | None:
         value = self.number(key, None)

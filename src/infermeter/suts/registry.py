@@ -33,21 +33,24 @@ class SutContext:
         return self.options.get(key, default)
 
     def float_option(self, key: str, default: float, *, minimum: float = 0.0) -> float:
-        """``--sut-opt key=NUMBER``: a finite number >= ``minimum`` (the options are
-        times, counts, rates and shares; ``inf`` overflowed an integer cast)."""
+        """``--sut-opt key=NUMBER`` (``sut_number``), or ``default``."""
         text = self.options.get(key)
-        if text is None:
-            return default
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        if not (math.isfinite(value) and value >= minimum):
-            raise ConfigError(
-                f"SUT option {key}={text!r} is not a number >= {minimum:g}; pass e.g. "
-                f"--sut-opt {key}=1.5"
-            )
-        return value
+        return default if text is None else sut_number(key, text, minimum)
+
+
+def sut_number(key: str, text: str, minimum: float = 0.0) -> float:
+    """``--sut-opt key=TEXT`` as a finite number >= ``minimum`` (the options are
+    times, counts, rates and shares; ``inf`` overflowed an integer cast)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= minimum):
+        raise ConfigError(
+            f"SUT option {key}={text!r} is not a number >= {minimum:g}; pass e.g. "
+            f"--sut-opt {key}=1.5"
+        )
+    return value
 
 
 Factory = Callable[[SutContext], SystemUnderTest]
