@@ -17,19 +17,21 @@ DeepSeek-R1 / 405B medians). Needs ../shared for the refits.
 
 from __future__ import annotations
 
-import heapq
 import time
 from collections.abc import Callable
-from statistics import NormalDist
 
 import numpy as np
 from perfmodel_ridge import load_rounds, validate
 
 from infermeter.perfmodel import finite_run
-from infermeter.perfmodel.finite_run import Operating, offline_samples, reported
+from infermeter.perfmodel.finite_run import (
+    Operating,
+    reported,
+    simulated_offline_share,
+)
 from infermeter.perfmodel.roofline import Efficiency
 from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload
-from infermeter.perfmodel.throughput import SystemSpec, _replica_grid, deployments
+from infermeter.perfmodel.throughput import SystemSpec, operating_point
 
 SYSTEMS = (  # part, count, benchmark, precision
     ("b200", 8, "deepseek-r1", "fp4"),
@@ -38,19 +40,12 @@ SYSTEMS = (  # part, count, benchmark, precision
     ("h200-sxm", 8, "llama3.1-405b", "fp8"),
     ("h200-sxm", 8, "llama2-70b", "fp8"),
 )
-ONE = np.asarray([1.0])
 EFF = Efficiency()
 
 
 def operating(part: str, count: int, bench: str, prec: str, scen: str) -> Operating:
-    """The aggregated replica shape with the most steady-state tokens/s."""
     spec = SystemSpec(get_accelerator(part), count, get_model(bench), prec)
-    wl = get_workload(bench)
-    ops = []
-    for dep in deployments(spec):
-        thr, b, step = _replica_grid(dep, wl, scen, EFF, ONE)
-        ops.append(Operating(dep, EFF, ONE, thr, b, step, count // dep.tp))
-    return max(ops, key=lambda op: op.replicas * float(op.tokens_per_s[0]))
+    return operating_point(spec, get_workload(bench), scen, EFF)
 
 
 def shares() -> None:
@@ -68,39 +63,12 @@ def shares() -> None:
         print(f"   {count}x {part} {bench}: " + "; ".join(cells))
 
 
-def simulated_offline(op: Operating, bench: str) -> float:
-    """Steady-state time over the time of a longest-first schedule of the run's
-    samples (quantiles of the lengths), sequence by sequence."""
-    wl = get_workload(bench)
-    n = int(offline_samples(wl, op.tokens_per_s / wl.osl_mean)[0]) // op.replicas
-    s2 = np.log1p(wl.osl_cv**2)
-    dist = NormalDist(float(np.log(wl.osl_mean) - s2 / 2), float(np.sqrt(s2)))
-    outs = np.minimum(
-        np.round(np.exp([dist.inv_cdf((i + 0.5) / n) for i in range(n)])), wl.osl_max
-    )
-    outs = np.sort(outs)[::-1].astype(np.int64)
-    free = [0] * int(op.batch[0])
-    ends = np.zeros(n, dtype=np.int64)
-    for i, length in enumerate(outs.tolist()):
-        ends[i] = heapq.heappop(free) + length
-        heapq.heappush(free, int(ends[i]))
-    change = np.zeros(int(ends.max()) + 1, dtype=np.int64)
-    np.add.at(change, ends - outs, 1)
-    np.add.at(change, ends, -1)
-    active = np.cumsum(change)[:-1].astype(float)
-    full = active >= op.batch[0]
-    pos = np.arange(len(active), dtype=float)
-    drain = op.decode_steps(active[None, ~full], wl.isl_mean + pos[None, ~full])[0]
-    total = full.sum() * op.step_s[0] + drain.sum()
-    return float(outs.sum() / (op.batch[0] / op.step_s[0]) / total)
-
-
 def check_offline() -> None:
     print("## Offline share: the model against a simulated longest-first schedule")
     for part, count, bench, prec in SYSTEMS[:2]:
         op = operating(part, count, bench, prec, "Offline")
         model = reported(op, get_workload(bench), "Offline")[0] / op.tokens_per_s[0]
-        sim = simulated_offline(op, bench)
+        sim = simulated_offline_share(op, get_workload(bench))
         print(f"   {count}x {part} {bench}: model {model:.3f}, simulated {sim:.3f}")
 
 

@@ -30,6 +30,7 @@ of Server at most (a 294-token Llama 2 70B output against a 600 s run).
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass
 from functools import cache
@@ -205,3 +206,30 @@ def _server_share(op: Operating, wl: Workload, scenario: str) -> FloatArray:
     span = server_span_s(wl, op.replicas * op.tokens_per_s / wl.osl_mean)[:, None]
     out: FloatArray = np.mean(span / (span + tail_s), axis=-1)
     return out
+
+
+def simulated_offline_share(op: Operating, wl: Workload) -> float:
+    """The Offline share ``reported`` approximates, scheduled sequence by sequence:
+    a replica's samples (equal-probability quantiles of the capped lengths),
+    longest first into ``op.batch`` slots, one token per step; full steps take the
+    operating step, the others the step of the sequences left at their position."""
+    n = int(offline_samples(wl, op.tokens_per_s / wl.osl_mean)[0]) // op.replicas
+    s2 = math.log1p(wl.osl_cv**2)
+    dist = NormalDist(math.log(wl.osl_mean) - s2 / 2.0, math.sqrt(s2))
+    quantiles = [dist.inv_cdf((i + 0.5) / n) for i in range(n)]
+    outs = np.minimum(np.round(np.exp(quantiles)), wl.osl_max).astype(np.int64)
+    outs = np.sort(outs)[::-1]
+    free = [0] * int(op.batch[0])
+    ends = np.zeros(n, dtype=np.int64)
+    for i, length in enumerate(outs.tolist()):
+        ends[i] = heapq.heappop(free) + length
+        heapq.heappush(free, int(ends[i]))
+    change = np.zeros(int(ends.max()) + 1, dtype=np.int64)
+    np.add.at(change, ends - outs, 1)
+    np.add.at(change, ends, -1)
+    active = np.cumsum(change)[:-1].astype(float)
+    full = active >= op.batch[0]
+    pos = np.arange(len(active), dtype=float)
+    drain = op.decode_steps(active[None, ~full], wl.isl_mean + pos[None, ~full])[0]
+    total = full.sum() * op.step_s[0] + drain.sum()
+    return float(outs.sum() / (op.batch[0] / op.step_s[0]) / total)

@@ -328,6 +328,19 @@ def throughput_grid(
     return best
 
 
+def operating_point(
+    system: SystemSpec, wl: Workload, scenario: str, eff: Efficiency
+) -> Operating:
+    """The aggregated replica shape with the most steady-state tokens/s at speed 1,
+    as ``finite_run`` sees it (its checks and benchmark start here)."""
+    one = np.asarray([1.0])
+    points = []
+    for dep in deployments(system):
+        thr, b, step = _replica_grid(dep, wl, scenario, eff, one)
+        points.append(Operating(dep, eff, one, thr, b, step, system.count // dep.tp))
+    return max(points, key=lambda op: op.replicas * float(op.tokens_per_s[0]))
+
+
 def meets_bounds(
     dep: Deployment,
     eff: Efficiency,

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import heapq
-from statistics import NormalDist
-
 import numpy as np
 import pytest
 
@@ -14,27 +11,18 @@ from infermeter.perfmodel.finite_run import (
     offline_samples,
     reported,
     server_span_s,
+    simulated_offline_share,
 )
 from infermeter.perfmodel.roofline import Efficiency
 from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload
-from infermeter.perfmodel.throughput import SystemSpec, _replica_grid, deployments
+from infermeter.perfmodel.throughput import SystemSpec, operating_point
 
-ONE = np.asarray([1.0])
 EFF = Efficiency()
 
 
 def _operating(part: str, count: int, bench: str, prec: str, scen: str) -> Operating:
-    """The best aggregated replica shape at speed 1, as throughput_grid weighs it."""
     spec = SystemSpec(get_accelerator(part), count, get_model(bench), prec)
-    wl = get_workload(bench)
-    best: Operating | None = None
-    for dep in deployments(spec):
-        thr, b, step = _replica_grid(dep, wl, scen, EFF, ONE)
-        op = Operating(dep, EFF, ONE, thr, b, step, count // dep.tp)
-        if best is None or op.replicas * thr[0] > best.replicas * best.tokens_per_s[0]:
-            best = op
-    assert best is not None
-    return best
+    return operating_point(spec, get_workload(bench), scen, EFF)
 
 
 def test_sample_counts_and_spans_follow_loadgen() -> None:
@@ -60,29 +48,6 @@ def test_length_distribution_keeps_the_mean_and_caps_the_tail() -> None:
     assert dist.last.max() <= ds.osl_max
 
 
-def _longest_first_s(op: Operating, outputs: np.ndarray, isl: float) -> float:
-    """Seconds to decode ``outputs`` on one replica of ``op.batch`` slots, longest
-    first, one token per sequence per step: full steps at the operating step,
-    then the model's step at the sequences left (at their output position)."""
-    slots = int(op.batch[0])
-    free = [0] * slots
-    ends = np.zeros(len(outputs), dtype=np.int64)
-    for i, n in enumerate(sorted(outputs.tolist(), reverse=True)):
-        start = heapq.heappop(free)
-        ends[i] = start + int(n)
-        heapq.heappush(free, int(ends[i]))
-    starts = ends - np.sort(outputs)[::-1].astype(np.int64)
-    horizon = int(ends.max())
-    change = np.zeros(horizon + 1, dtype=np.int64)
-    np.add.at(change, starts, 1)
-    np.add.at(change, ends, -1)
-    active = np.cumsum(change)[:horizon].astype(float)
-    full = active >= slots
-    pos = np.arange(horizon, dtype=float)
-    drain = op.decode_steps(active[None, ~full], isl + pos[None, ~full])[0]
-    return float(full.sum() * op.step_s[0] + drain.sum())
-
-
 def test_offline_drain_matches_a_longest_first_schedule() -> None:
     # DeepSeek-R1 on 8x B200: about 1 % of the reference outputs run to the
     # 32,768-token cap, longer than the run's full-batch steps.
@@ -91,13 +56,7 @@ def test_offline_drain_matches_a_longest_first_schedule() -> None:
     assert op.replicas == 1
     share = reported(op, wl, "Offline")[0] / op.tokens_per_s[0]
     assert share < 0.9
-    n = int(offline_samples(wl, op.tokens_per_s / wl.osl_mean)[0])
-    s2 = np.log1p(wl.osl_cv**2)
-    dist = NormalDist(np.log(wl.osl_mean) - s2 / 2, float(np.sqrt(s2)))
-    quantiles = [dist.inv_cdf((i + 0.5) / n) for i in range(n)]
-    outputs = np.minimum(np.round(np.exp(quantiles)), wl.osl_max)
-    steady_s = outputs.sum() / (op.batch[0] / op.step_s[0])
-    simulated = steady_s / _longest_first_s(op, outputs, wl.isl_mean)
+    simulated = simulated_offline_share(op, wl)
     assert share == pytest.approx(simulated, rel=0.05)
 
 
