@@ -6,8 +6,10 @@ run reports: Offline ends when its longest output does (DeepSeek-R1's run to
 32,768 tokens), Server when the last issued query has decoded after the
 schedule. This prints, for a few systems at speed 1, the share each keeps,
 then a longest-first schedule simulated sample by sample against the Offline
-share, then refits the model on the published v4.1 + v5.1 rows four ways
-(neither part, the Server part, the Offline part, both as shipped) and prints
+share, then refits the model on the published v4.1 + v5.1 rows once per value
+of each structure constant (ridge exponent, TPOT spread and headroom, TTFT P,
+expert tile cap) and prints the loss, then four ways (neither part, the Server
+part, the Offline part, both as shipped) and prints
 the line ``perfmodel_ridge.validate`` prints (loss over all rows and over the
 v4.1 rows, round out, system out, benchmark out, held-out Interactive /
 DeepSeek-R1 / 405B medians). Needs ../shared for the refits.
@@ -18,19 +20,26 @@ DeepSeek-R1 / 405B medians). Needs ../shared for the refits.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
-from perfmodel_ridge import load_rounds, validate
+from perfmodel_ridge import load_rounds, loss_of_fit, validate
 
-from infermeter.perfmodel import finite_run
+from infermeter.perfmodel import finite_run, roofline, throughput
 from infermeter.perfmodel.finite_run import (
     Operating,
+    offline_samples,
     reported,
     simulated_offline_share,
 )
+from infermeter.perfmodel.published import PublishedRow
 from infermeter.perfmodel.roofline import Efficiency
-from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload
+from infermeter.perfmodel.specs import (
+    Workload,
+    get_accelerator,
+    get_model,
+    get_workload,
+)
 from infermeter.perfmodel.throughput import SystemSpec, operating_point
 
 SYSTEMS = (  # part, count, benchmark, precision
@@ -48,6 +57,15 @@ def operating(part: str, count: int, bench: str, prec: str, scen: str) -> Operat
     return operating_point(spec, get_workload(bench), scen, EFF)
 
 
+def _run_size(op: Operating, wl: Workload, scenario: str) -> str:
+    """Offline: the run's samples and its full-batch steps per replica."""
+    if scenario != "Offline":
+        return ""
+    n = offline_samples(wl, op.replicas * op.tokens_per_s / wl.osl_mean)[0]
+    steps = n / op.replicas * wl.osl_mean / op.batch[0]
+    return f", {n:,.0f} samples, {steps:,.0f} full-batch steps"
+
+
 def shares() -> None:
     print("## share of the steady state a run reports (speed 1, aggregated)")
     for part, count, bench, prec in SYSTEMS:
@@ -58,7 +76,7 @@ def shares() -> None:
             share = reported(op, wl, scen)[0] / op.tokens_per_s[0]
             cells.append(
                 f"{scen} {share:.3f} (TP{op.dep.tp}, batch {op.batch[0]:.0f}, "
-                f"step {op.step_s[0] * 1e3:.0f} ms)"
+                f"step {op.step_s[0] * 1e3:.0f} ms{_run_size(op, wl, scen)})"
             )
         print(f"   {count}x {part} {bench}: " + "; ".join(cells))
 
@@ -72,10 +90,35 @@ def check_offline() -> None:
         print(f"   {count}x {part} {bench}: model {model:.3f}, simulated {sim:.3f}")
 
 
+CONSTANTS = (  # module, name, values (the shipped one among them)
+    (roofline, "RIDGE_P", (1.25, 1.5, 1.75, 2.0)),
+    (throughput, "TPOT_SPREAD", (0.35, 0.5, 0.65)),
+    (throughput, "TPOT_HEADROOM", (0.80, 0.85, 0.90)),
+    (throughput, "TTFT_P99_PROMPT", (2.0, 2.5, 3.0)),
+    (roofline, "EXPERT_TILE_ROWS", (32.0, 64.0, 128.0)),
+)
+
+
+def constants(both_rows: Sequence[PublishedRow]) -> None:
+    """The structure constants re-measured with the finite run: the loss over all
+    rows at each value, one refit each (the shipped value marked *)."""
+    print("## structure constants: loss over the v4.1 + v5.1 rows per value")
+    for module, name, values in CONSTANTS:
+        shipped = getattr(module, name)
+        cells = []
+        for value in values:
+            setattr(module, name, value)
+            mark = "*" if value == shipped else ""
+            cells.append(f"{value:g}{mark} {loss_of_fit(both_rows):.3f}")
+        setattr(module, name, shipped)
+        print(f"   {name}: " + " / ".join(cells))
+
+
 def main() -> None:
     shares()
     check_offline()
     both, v41, v51 = load_rounds()
+    constants(both.rows)
     keep_off, keep_srv = finite_run._offline_share, finite_run._server_share
 
     def ones(op: Operating, *_: object) -> np.ndarray:
