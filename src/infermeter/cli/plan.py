@@ -98,6 +98,7 @@ def plan_command(
         evidence_note,
         lengths_note,
         pools_note,
+        weight_only_note,
     )
     from infermeter.perfmodel.specs import get_workload
 
@@ -122,6 +123,7 @@ def plan_command(
     assumed = lengths_note(model, isl_given=isl is not None)
     pools = pools_note(model, targets, disaggregated)
     evidence = evidence_note(rows, fit)
+    weight_only = weight_only_note(model, rows)
     sims = _simulated(rows, model, targets, simulate, fit, quiet=as_json)
     if as_json:
         typer.echo(
@@ -133,6 +135,7 @@ def plan_command(
                     "lengths_note": assumed,
                     "pools_note": pools,
                     "evidence_note": evidence,
+                    "weight_only_note": weight_only,
                     "options": [
                         {
                             "feasible": isinstance(r, Option),
@@ -192,7 +195,7 @@ def plan_command(
     for r in rows:
         if not isinstance(r, Option):
             out.print(f"{r.accelerator}: infeasible: {r.reason}")
-    for line in (note, assumed, pools, evidence):
+    for line in (note, assumed, pools, evidence, weight_only):
         if line:
             out.print(f"note: {line}")
 

@@ -27,7 +27,12 @@ import numpy as np
 from infermeter.errors import ConfigError
 from infermeter.perfmodel.published import PublishedRow, round_ordinal
 from infermeter.perfmodel.roofline import Efficiency, FloatArray
-from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload
+from infermeter.perfmodel.specs import (
+    get_accelerator,
+    get_model,
+    get_workload,
+    runs_weight_only,
+)
 from infermeter.perfmodel.throughput import SystemSpec, throughput_grid
 
 LOG_SPEED = np.linspace(math.log(0.01), math.log(8.0), 81)
@@ -67,8 +72,20 @@ class Prepared:
 
 
 def precision_for(part: str, precision: str) -> str:
+    """The precision whose fitted effects set a row's speed: ``precision`` where the
+    part computes it, else its lowest native one (what weight-only FP4 multiplies
+    nearest to)."""
     acc = get_accelerator(part)
     return precision if acc.supports(precision) else acc.lowest_precision()
+
+
+def weights_for(part: str, precision: str, benchmark: str) -> str:
+    """The precision a row's physics holds its weights in: FP4 experts the part runs
+    weight-only (``runs_weight_only``) stay FP4, else as ``precision_for``."""
+    acc = get_accelerator(part)
+    if runs_weight_only(acc, get_model(benchmark), precision):
+        return precision
+    return precision_for(part, precision)
 
 
 def benchmark_age(benchmark: str, round_: str) -> int:
@@ -150,7 +167,8 @@ def physics_grid(
     wl = get_workload(row.benchmark)
     for part, count in row.parts or ((row.accelerator, row.count),):
         acc = get_accelerator(part)
-        spec = SystemSpec(acc, count, arch, precision_for(part, row.precision))
+        prec = weights_for(part, row.precision, row.benchmark)
+        spec = SystemSpec(acc, count, arch, prec)
         total = total + throughput_grid(
             spec, wl, row.scenario, BASE, speed, disaggregated=disaggregated
         )

@@ -10,7 +10,13 @@ from collections.abc import Iterable, Sequence
 from infermeter.perfmodel.calibrate import load_coefficients
 from infermeter.perfmodel.fit import Coefficients
 from infermeter.perfmodel.planner import Infeasible, Option, Targets, scenario_for
-from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload
+from infermeter.perfmodel.specs import (
+    WEIGHT_ONLY_MATH,
+    get_accelerator,
+    get_model,
+    get_workload,
+    runs_weight_only,
+)
 
 
 def calibration_note(model: str, t: Targets, fit: str | None = None) -> str | None:
@@ -90,6 +96,26 @@ def lengths_note(model: str, isl_given: bool) -> str | None:
     return (
         f"assumed: {wl.key}'s mean input of {wl.isl_mean:,.0f} tokens is not "
         "published in the sources read; pass --isl with your prompts' mean"
+    )
+
+
+def weight_only_note(model: str, rows: Sequence[Option | Infeasible]) -> str | None:
+    """Say so when a plan holds the model's FP4 experts on parts without FP4 math:
+    they multiply in 16-bit there (``runs_weight_only``), a mode no published row
+    the fit read ran."""
+    arch = get_model(model)
+    parts = _unique(
+        o.accelerator
+        for o in rows
+        if isinstance(o, Option)
+        and runs_weight_only(get_accelerator(o.accelerator), arch, o.precision)
+    )
+    if not parts:
+        return None
+    return (
+        f"weight-only: FP4 on {', '.join(parts)} keeps {arch.name}'s FP4 experts "
+        f"and multiplies them in {WEIGHT_ONLY_MATH.upper()} (the part has no FP4 "
+        "math); no published row the fit read ran this way"
     )
 
 

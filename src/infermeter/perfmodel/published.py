@@ -20,7 +20,13 @@ from typing import Any
 
 from infermeter.errors import ConfigError
 from infermeter.perfmodel.parts import PartMatch, resolve_parts
-from infermeter.perfmodel.specs import PRECISION_BYTES, Accelerator, get_model
+from infermeter.perfmodel.specs import (
+    PRECISION_BYTES,
+    Accelerator,
+    ModelArch,
+    get_model,
+    runs_weight_only,
+)
 
 SHARED_RELATIVE = Path("..") / "shared" / "data" / "mlperf"
 SCENARIOS = ("Offline", "Server", "Interactive")
@@ -120,18 +126,26 @@ _DECLARED = {
 }
 
 
-def infer_precision(acc: Accelerator, stack: str, declared: str) -> str:
+def infer_precision(
+    acc: Accelerator, stack: str, declared: str, model: ModelArch | None = None
+) -> str:
     """Runtime precision of a row.
 
-    A declared low precision (FP4, FP8, INT8, INT4) is what ran. A declared 16-bit
-    type names the starting checkpoint for submitters whose stacks quantise
-    (NVIDIA's TensorRT configs run FP8 on Hopper/Ada and FP4 on Blackwell; AMD's
-    ROCm vLLM and LLMBoost code runs FP8), so those run the part's lowest native
-    precision; other stacks run what they declare.
+    A declared low precision (FP4, FP8, INT8, INT4) is what ran where the part
+    runs it: natively, INT4 weight-only, or ``model``'s FP4 checkpoint weight-only
+    (``runs_weight_only``). A declared 16-bit type names the starting checkpoint
+    for submitters whose stacks quantise (NVIDIA's TensorRT configs run FP8 on
+    Hopper/Ada and FP4 on Blackwell; AMD's ROCm vLLM and LLMBoost code runs FP8), so
+    those run the part's lowest native precision; other stacks run what they declare.
     """
     text = declared.strip().lower()
     got = next((v for k, v in _DECLARED.items() if k in text.split(",")[0]), "fp16")
-    if PRECISION_BYTES[got] < 2 and (acc.supports(got) or got == "int4"):
+    runs = (
+        acc.supports(got)
+        or got == "int4"
+        or (model is not None and runs_weight_only(acc, model, got))
+    )
+    if PRECISION_BYTES[got] < 2 and runs:
         return got
     if stack == "trt-llm":
         return acc.lowest_precision()
@@ -244,13 +258,14 @@ def parse_row(r: dict[str, Any]) -> PublishedRow | Skipped:
         what = "processor" if not r.get("Accelerator") else "accelerator"
         return skip(f"no spec for {what} {raw_acc!r} (infermeter model specs)")
     try:
-        get_model(bench)
+        arch = get_model(bench)
     except ConfigError:
         return skip(f"no architecture for benchmark {bench!r}")
     software = str(r.get("Software", ""))
     stack = stack_of(software)
     acc = match.accelerator
-    precision = infer_precision(acc, stack, str(r.get("weight_data_types", "")))
+    declared = str(r.get("weight_data_types", ""))
+    precision = infer_precision(acc, stack, declared, arch)
     return PublishedRow(
         result_id=rid,
         submitter=str(r.get("Submitter", "")),

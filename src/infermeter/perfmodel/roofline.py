@@ -27,7 +27,13 @@ import numpy as np
 import numpy.typing as npt
 
 from infermeter.errors import ConfigError
-from infermeter.perfmodel.specs import PRECISION_BYTES, Accelerator, ModelArch
+from infermeter.perfmodel.specs import (
+    PRECISION_BYTES,
+    WEIGHT_ONLY_MATH,
+    Accelerator,
+    ModelArch,
+    runs_weight_only,
+)
 
 FloatArray = npt.NDArray[np.float64]
 ACT_BYTES = 2.0  # activations cross the all-reduce in 16-bit
@@ -100,7 +106,8 @@ class Deployment:
             raise ConfigError(f"Unknown precision {self.precision!r}. Known: {known}.")
         if self.tp < 1:
             raise ConfigError(f"Tensor-parallel size must be >= 1 (got {self.tp}).")
-        self.accelerator.peak_flops(self.precision)  # raises if unsupported
+        if not self.weight_only:
+            self.accelerator.peak_flops(self.precision)  # raises if unsupported
         kv = self.kv_precision or (
             "fp8"
             if PRECISION_BYTES[self.precision] <= 1 and self.accelerator.supports("fp8")
@@ -144,16 +151,27 @@ class Deployment:
         return self.model.kv_bytes_per_token(self._kv)
 
     @property
+    def weight_only(self) -> bool:
+        """FP4 experts the part cannot multiply in FP4 (``runs_weight_only``)."""
+        return runs_weight_only(self.accelerator, self.model, self.precision)
+
+    @property
     def expert_precision(self) -> str:
         return self.precision
 
     @property
+    def expert_math(self) -> str:
+        """The format the routed experts multiply in."""
+        return WEIGHT_ONLY_MATH if self.weight_only else self.expert_precision
+
+    @property
     def dense_precision(self) -> str:
-        """Non-expert weights of an FP4 MoE stay FP8 where the part has FP8."""
+        """Non-expert weights of an FP4 MoE stay FP8 where the part has FP8 (else
+        16-bit where the experts run weight-only)."""
         fp4_moe = self.model.is_moe and self.precision == "fp4"
         if fp4_moe and self.accelerator.supports(MOE_DENSE_PRECISION):
             return MOE_DENSE_PRECISION
-        return self.precision
+        return WEIGHT_ONLY_MATH if self.weight_only else self.precision
 
     @property
     def weight_bytes(self) -> float:
@@ -230,7 +248,7 @@ class _Rates:
             else 0.0
         )
         dense = 2.0 * (m.params_active - routed) / acc.peak_flops(dep.dense_precision)
-        expert = 2.0 * routed / acc.peak_flops(dep.expert_precision)
+        expert = 2.0 * routed / acc.peak_flops(dep.expert_math)
         attn_peak = acc.peak_flops(dep.attention_precision) * g
         dense_b = m.dense_params * PRECISION_BYTES[dep.dense_precision]
         expert_b = m.expert_params * PRECISION_BYTES[dep.expert_precision]

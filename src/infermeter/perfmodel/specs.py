@@ -31,6 +31,7 @@ from infermeter.perfmodel.tables import (
 __all__ = [
     "COMPUTE_RATE",
     "PRECISION_BYTES",
+    "WEIGHT_ONLY_MATH",
     "Accelerator",
     "ModelArch",
     "Workload",
@@ -40,8 +41,15 @@ __all__ = [
     "get_workload",
     "match_accelerator",
     "models",
+    "runs_weight_only",
     "workloads",
 ]
+
+# A checkpoint that ships FP4 experts (gpt-oss-120b's MXFP4) keeps them FP4 on a part
+# without FP4 math: the MoE kernels dequantise each tile and multiply in BF16
+# (W4A16; vLLM's and TensorRT-LLM's Triton MoE kernels on Hopper), which is how one
+# 80 GB H100 holds the 117 B-parameter model, as its model card says.
+WEIGHT_ONLY_MATH = "bf16"
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +141,18 @@ class Accelerator:
     def pcie_only(self) -> bool:
         """Cards that reach each other only over PCIe (no accelerator link)."""
         return self.scaleup_domain == 1 and self.scaleup_link.startswith("PCIe")
+
+
+def runs_weight_only(acc: Accelerator, model: ModelArch, precision: str) -> bool:
+    """Whether ``model`` runs at ``precision`` on ``acc`` with FP4 weights the part
+    cannot multiply natively: only a checkpoint that ships FP4 experts does
+    (``WEIGHT_ONLY_MATH``); stacks do not quantise other checkpoints that way."""
+    return (
+        precision == "fp4"
+        and model.is_moe
+        and model.native_precision == "fp4"
+        and not acc.supports("fp4")
+    )
 
 
 @dataclass(frozen=True, slots=True)

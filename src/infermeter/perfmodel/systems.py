@@ -13,7 +13,12 @@ from infermeter.errors import ConfigError
 from infermeter.perfmodel.calibrate import efficiency_for, load_coefficients
 from infermeter.perfmodel.roofline import Deployment
 from infermeter.perfmodel.simulator import ServingConfig
-from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload
+from infermeter.perfmodel.specs import (
+    get_accelerator,
+    get_model,
+    get_workload,
+    runs_weight_only,
+)
 from infermeter.perfmodel.throughput import (
     MAX_BATCH_PER_ACCELERATOR,
     SystemSpec,
@@ -22,9 +27,13 @@ from infermeter.perfmodel.throughput import (
 )
 
 
-def default_precision(accelerator: str) -> str:
-    """The lowest precision the part computes natively (what MLPerf submitters run)."""
-    return get_accelerator(accelerator).lowest_precision()
+def default_precision(accelerator: str, model: str = "") -> str:
+    """The lowest precision the part computes natively (what MLPerf submitters run),
+    or FP4 where ``model``'s FP4 checkpoint runs weight-only on it (as shipped)."""
+    acc = get_accelerator(accelerator)
+    if model and runs_weight_only(acc, get_model(model), "fp4"):
+        return "fp4"
+    return acc.lowest_precision()
 
 
 def build_system(
@@ -50,7 +59,7 @@ def build_system(
     arch = get_model(model)
     if count < 1:
         raise ConfigError(f"Accelerator count must be >= 1 (got {count}).")
-    prec = precision or default_precision(acc.key)
+    prec = precision or default_precision(acc.key, arch.key)
     wl = get_workload(arch.key)
     coef = load_coefficients(coefficients) if coefficients else None
     eff = efficiency_for(

@@ -118,6 +118,33 @@ def test_parts_variants_mixed_systems_and_cpus(tmp_path: Path) -> None:
     assert skip.result_id == "e" and "no spec for accelerator" in skip.reason
 
 
+def test_an_fp4_checkpoint_row_on_a_part_without_fp4_keeps_its_fp4_weights(
+    tmp_path: Path,
+) -> None:
+    # gpt-oss-120b ships MXFP4 experts; an H200 row that declares them ran them
+    # weight-only (16-bit math), so its physics holds 4-bit experts: on one H200
+    # they leave room for the KV cache that 8-bit experts fill. A checkpoint that
+    # does not ship FP4 declared FP4 on H200 is read as the part's FP8.
+    def row(rid: str, model: str) -> dict[str, object]:
+        return published_row(
+            ID=rid,
+            Model=model,
+            Accelerator="NVIDIA H200-SXM-141GB",
+            Nodes=1,
+            **{"a#": 1},
+            weight_data_types="MXFP4",
+        )
+
+    got = read_rows(
+        _write(tmp_path, [row("g", "gpt-oss-120b"), row("l", "llama2-70b-99")])
+    )
+    by = {r.result_id: r for r in got.rows}
+    assert (by["g"].precision, by["l"].precision) == ("fp4", "fp8")
+    fp4 = physics_grid(by["g"], np.asarray([1.0]))[0]
+    fp8 = physics_grid(replace(by["g"], precision="fp8"), np.asarray([1.0]))[0]
+    assert fp4 > 1.5 * fp8
+
+
 def test_rows_without_a_positive_result_or_a_count_are_skipped_with_the_reason(
     tmp_path: Path,
 ) -> None:

@@ -23,8 +23,10 @@ from infermeter.perfmodel.plannotes import (
     SLOW_WORKLOAD,
     calibration_note,
     evidence_note,
+    weight_only_note,
     workload_speed,
 )
+from infermeter.perfmodel.systems import build_system
 
 TARGET = Targets(users=100, tokens_per_user=30, ttft_ms=2000, isl=1000, osl=300)
 
@@ -98,6 +100,27 @@ def test_moe_plans_keep_one_copy_of_the_experts_per_replica() -> None:
     got = plan_accelerator("b200", "deepseek-r1", target)
     assert isinstance(got, Option) and got.tp >= 2
     assert got.tpot_ms <= 20 and got.accelerators % got.tp == 0
+
+
+def test_an_fp4_checkpoint_is_planned_weight_only_where_the_part_lacks_fp4() -> None:
+    # gpt-oss-120b's MXFP4 experts: one 80 GB H100 holds them as shipped (its
+    # model card); at FP8 the 117 B parameters need two. The plan says how it runs.
+    few = Targets(users=4, tokens_per_user=20, ttft_ms=2000, isl=1000, osl=300)
+    fp4 = plan_accelerator("h100-sxm", "gpt-oss-120b", few)
+    fp8 = plan_accelerator("h100-sxm", "gpt-oss-120b", few, precision="fp8")
+    assert isinstance(fp4, Option) and isinstance(fp8, Option)
+    assert (fp4.precision, fp4.accelerators, fp8.accelerators) == ("fp4", 1, 2)
+    note = weight_only_note("gpt-oss-120b", [fp4, fp8])
+    assert note is not None and "h100-sxm" in note and "BF16" in note
+    # A part with FP4 math, or a checkpoint that does not ship FP4: no such note.
+    b200 = plan_accelerator("b200", "gpt-oss-120b", few)
+    assert isinstance(b200, Option) and weight_only_note("gpt-oss-120b", [b200]) is None
+    ds = plan_accelerator("h200-sxm", "deepseek-r1", few, precision="fp4")
+    assert isinstance(ds, Infeasible) and "no FP4 rate" in ds.reason
+    # Systems built from names run the checkpoint as shipped there too.
+    one = build_system("h100-sxm", 1, "gpt-oss-120b")
+    assert (one.deployment.precision, one.deployment.tp) == ("fp4", 1)
+    assert build_system("h100-sxm", 2, "llama2-70b").deployment.precision == "fp8"
 
 
 def test_bad_targets_are_config_errors() -> None:

@@ -127,6 +127,27 @@ def test_mla_and_expert_parallel_memory() -> None:
     assert ep.resident_weight_bytes > ep.weight_bytes
 
 
+def test_an_fp4_checkpoint_runs_weight_only_on_a_part_without_fp4_math() -> None:
+    # gpt-oss-120b ships MXFP4 experts; its model card runs it on one 80 GB H100,
+    # which has no FP4 math: the experts stay 4-bit and multiply in BF16.
+    gpt_oss, h100 = get_model("gpt-oss-120b"), get_accelerator("h100-sxm")
+    fp4 = Deployment(h100, gpt_oss, "fp4", 1)
+    fp4.check_fits(2048)  # about 60 GB of weights: one H100 holds it
+    with pytest.raises(ConfigError, match=r"needs 11[0-9]\.[0-9] GB"):
+        Deployment(h100, gpt_oss, "fp8", 1).check_fits(2048)
+    assert fp4.weight_only and fp4.expert_math == "bf16"
+    routed = gpt_oss.moe_layers * gpt_oss.experts_per_token * gpt_oss.params_per_expert
+    assert fp4.rates.routed_per_token == pytest.approx(
+        2.0 * routed / h100.peak_flops("bf16")
+    )
+    # On a part with FP4 math the experts multiply in FP4.
+    b200 = Deployment(get_accelerator("b200"), gpt_oss, "fp4", 1)
+    assert not b200.weight_only and b200.expert_math == "fp4"
+    # Only a checkpoint that ships FP4 runs that way: DeepSeek-R1 ships FP8.
+    with pytest.raises(ConfigError, match="no dense FP4 rate"):
+        Deployment(h100, get_model("deepseek-r1"), "fp4", 8, ep=True)
+
+
 def test_the_soft_ridge_is_the_larger_roof_far_from_the_ridge_and_slower_at_it() -> (
     None
 ):
