@@ -122,7 +122,7 @@ def plan_command(
     note = calibration_note(model, targets, fit)
     assumed = lengths_note(model, isl_given=isl is not None)
     pools = pools_note(model, targets, disaggregated)
-    evidence = evidence_note(rows, fit)
+    evidence = evidence_note(rows, fit, model)
     weight_only = weight_only_note(model, rows)
     sims = _simulated(rows, model, targets, simulate, fit, quiet=as_json)
     if as_json:

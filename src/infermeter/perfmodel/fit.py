@@ -353,12 +353,22 @@ def fit(
 
 
 def support(train: Sequence[Prepared]) -> dict[str, int]:
-    """Per effect, how many published systems (accelerator x count x stack) carry it."""
+    """Per effect, how many published systems (accelerator x count x stack) carry it;
+    and per benchmark and part (``pair:{benchmark}|{part}``, not an effect) how many
+    ran that benchmark on that part (a plan there rests on them)."""
     systems: dict[str, set[tuple[str, int, str]]] = {}
     for p in train:
-        for name in (*p.speed, *p.scenario):
+        bench = get_workload(p.row.benchmark).key
+        parts = [part for part, _ in p.row.parts] or [p.row.accelerator]
+        pairs = [pair_key(bench, get_accelerator(part).key) for part in parts]
+        for name in (*p.speed, *p.scenario, *pairs):
             systems.setdefault(name, set()).add(p.row.system_key)
     return {name: len(keys) for name, keys in sorted(systems.items())}
+
+
+def pair_key(benchmark: str, part: str) -> str:
+    """The support entry of published systems that ran ``benchmark`` on ``part``."""
+    return f"pair:{benchmark}|{part}"
 
 
 def loss_at(train: Sequence[Prepared], coef: Coefficients) -> float:

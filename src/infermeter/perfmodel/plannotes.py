@@ -8,7 +8,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 from infermeter.perfmodel.calibrate import load_coefficients
-from infermeter.perfmodel.fit import Coefficients
+from infermeter.perfmodel.fit import Coefficients, pair_key
 from infermeter.perfmodel.planner import Infeasible, Option, Targets, scenario_for
 from infermeter.perfmodel.specs import (
     WEIGHT_ONLY_MATH,
@@ -125,10 +125,12 @@ NOTABLE = 0.05
 
 
 def evidence_note(
-    rows: Sequence[Option | Infeasible], fit: str | None = None
+    rows: Sequence[Option | Infeasible], fit: str | None = None, model: str = ""
 ) -> str | None:
     """Say so when a plan's parts have no published row (their speed comes from
-    their chip generation's rows, or from every part's), or when its precision's
+    their chip generation's rows, or from every part's), when no published row ran
+    ``model``'s benchmark on a part that has rows of others (docs/perfmodel.md,
+    "Outside the rows it fits", measures such pairs), or when its precision's
     fitted effect rests on one published system's rows. None for coefficient
     files that do not record their support (older ones)."""
     coef = load_coefficients(fit) if fit else load_coefficients()
@@ -136,10 +138,19 @@ def evidence_note(
         return None
     options = [r for r in rows if isinstance(r, Option)]
     unseen = _unique(_unseen_part(coef, o.accelerator) for o in options)
+    unpaired = _unique(_unpaired(coef, model, o.accelerator) for o in options)
     thin = _unique(_thin_precision(coef, o.precision) for o in options)
     parts = []
     if unseen:
         parts.append("the fit read no published row of " + ", ".join(unseen))
+    if unpaired:
+        bench = get_workload(model).key
+        parts.append(
+            f"no published {bench} row ran on {', '.join(unpaired)} (the speed "
+            f"joins {bench}'s rows on other parts with that part's other "
+            "benchmarks; docs/perfmodel.md checks such pairs against "
+            "TensorRT-LLM's own figures)"
+        )
     if thin:
         parts.append(", ".join(thin) + " rests on one published system's rows")
     return "thin evidence: " + "; ".join(parts) if parts else None
@@ -151,6 +162,19 @@ def _unseen_part(coef: Coefficients, part: str) -> str | None:
         return None
     kin = f"other {acc.arch}" if coef.support.get(f"arch:{acc.arch}") else "all"
     return f"{acc.key} (speed from {kin} parts' rows)"
+
+
+def _unpaired(coef: Coefficients, model: str, part: str) -> str | None:
+    """``part`` when it has published rows and the benchmark has rows, but no
+    published system ran the benchmark on it."""
+    if not model:
+        return None
+    acc, bench = get_accelerator(part), get_workload(model).key
+    seen_part = coef.support.get(f"part:{acc.key}")
+    seen_bench = coef.support.get(f"bench:{bench}")
+    if not (seen_part and seen_bench) or coef.support.get(pair_key(bench, acc.key)):
+        return None
+    return acc.key
 
 
 def _thin_precision(coef: Coefficients, precision: str) -> str | None:

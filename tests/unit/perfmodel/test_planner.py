@@ -199,7 +199,16 @@ def test_a_plan_says_when_its_part_or_precision_rests_on_thin_evidence(
     shipped = load_coefficients()
     assert shipped.support["prec:fp16"] == 1 and shipped.support["prec:fp8"] > 20
     fp8 = plan("llama2-70b", TARGET, precision="fp8", accelerator_names=["h100-sxm"])
-    assert evidence_note(fp8) is None
+    assert evidence_note(fp8, model="llama2-70b") is None
+    # H200 has published rows, DeepSeek-R1 has published rows, but no published
+    # system ran DeepSeek-R1 on H200: the plan says its speed joins the two.
+    ds_target = Targets(users=20, tokens_per_user=10, ttft_ms=2000, isl=800, osl=4000)
+    h200 = plan("deepseek-r1", ds_target, accelerator_names=["h200-sxm", "b200"])
+    pair = evidence_note(h200, model="deepseek-r1")
+    assert pair is not None and "no published deepseek-r1 row ran on h200-sxm" in pair
+    assert "b200" not in pair  # published DeepSeek-R1 rows ran on B200
+    assert shipped.support["pair:deepseek-r1|b200"] >= 1
+    assert "pair:deepseek-r1|h200-sxm" not in shipped.support
     # A coefficients file that records no support (older ones) says nothing.
     bare = tmp_path / "bare.json"
     entry = coefficients_to_dict(dataclasses.replace(shipped, support={}), ["test"])
