@@ -47,109 +47,38 @@ from infermeter.perfmodel.throughput import (
     replica_throughput,
 )
 
-# (benchmark, part, precision, GPUs, {(input, output tokens): output tok/s per GPU})
-OVERVIEW = (
-    (
-        "deepseek-r1",
-        "b200",
-        "fp4",
-        4,
-        {
-            (1000, 1000): 6463,
-            (1024, 8192): 3862,
-            (1024, 32768): 1451,
-            (8192, 1024): 1168,
-        },
-    ),
-    (
-        "deepseek-r1",
-        "gb200",
-        "fp4",
-        4,
-        {
-            (1000, 1000): 6939,
-            (1024, 8192): 4379,
-            (1024, 32768): 1465,
-            (8192, 1024): 1192,
-        },
-    ),
-    (
-        "deepseek-r1",
-        "h200-sxm",
-        "fp8",
-        8,
-        {(1000, 1000): 1627, (1024, 8192): 1218, (1024, 32768): 438},
-    ),
-    (
-        "llama2-70b",
-        "b200",
-        "fp4",
-        1,
-        {
-            (1000, 1000): 6920,
-            (1024, 8192): 3242,
-            (8192, 1024): 1362,
-            (32768, 1024): 274,
-        },
-    ),
-    (
-        "llama2-70b",
-        "gb200",
-        "fp4",
-        1,
-        {
-            (1000, 1000): 7769,
-            (1024, 8192): 3805,
-            (8192, 1024): 1491,
-            (32768, 1024): 302,
-        },
-    ),
-    (
-        "llama2-70b",
-        "h200-sxm",
-        "fp8",
-        2,
-        {(1000, 1000): 2587, (1024, 8192): 2009, (8192, 1024): 537, (32768, 1024): 120},
-    ),
-    ("llama2-70b", "h100-sxm", "fp8", 2, {(1000, 1000): 2209, (8192, 1024): 398}),
-    (
-        "gpt-oss-120b",
-        "b200",
-        "fp4",
-        2,
-        {
-            (1000, 1000): 25943,
-            (1024, 8192): 17289,
-            (1024, 32768): 6279,
-            (8192, 1024): 6111,
-            (32768, 1024): 1392,
-        },
-    ),
-    (
-        "gpt-oss-120b",
-        "h200-sxm",
-        "fp4",
-        1,
-        {
-            (1000, 1000): 6868,
-            (1024, 8192): 3543,
-            (8192, 1024): 1828,
-            (32768, 1024): 519,
-        },
-    ),
-    (  # the same figures against 8-bit experts, as the model held them before
-        "gpt-oss-120b",
-        "h200-sxm",
-        "fp8",
-        1,
-        {
-            (1000, 1000): 6868,
-            (1024, 8192): 3543,
-            (8192, 1024): 1828,
-            (32768, 1024): 519,
-        },
-    ),
-)
+# Output tok/s per GPU: model, part, precision, GPUs, then input/output tokens=figure
+# (a long line goes on in a second line of the same model, part, precision, GPUs).
+# The last line holds gpt-oss-120b's H200 figures against 8-bit experts, as the
+# model held them before it kept an FP4 checkpoint's experts 4-bit there.
+OVERVIEW_TABLE = """
+deepseek-r1 b200 fp4 4 1000/1000=6463 1024/8192=3862 1024/32768=1451 8192/1024=1168
+deepseek-r1 gb200 fp4 4 1000/1000=6939 1024/8192=4379 1024/32768=1465 8192/1024=1192
+deepseek-r1 h200-sxm fp8 8 1000/1000=1627 1024/8192=1218 1024/32768=438
+llama2-70b b200 fp4 1 1000/1000=6920 1024/8192=3242 8192/1024=1362 32768/1024=274
+llama2-70b gb200 fp4 1 1000/1000=7769 1024/8192=3805 8192/1024=1491 32768/1024=302
+llama2-70b h200-sxm fp8 2 1000/1000=2587 1024/8192=2009 8192/1024=537 32768/1024=120
+llama2-70b h100-sxm fp8 2 1000/1000=2209 8192/1024=398
+gpt-oss-120b b200 fp4 2 1000/1000=25943 1024/8192=17289 1024/32768=6279
+gpt-oss-120b b200 fp4 2 8192/1024=6111 32768/1024=1392
+gpt-oss-120b h200-sxm fp4 1 1000/1000=6868 1024/8192=3543 8192/1024=1828 32768/1024=519
+gpt-oss-120b h200-sxm fp8 1 1000/1000=6868 1024/8192=3543 8192/1024=1828 32768/1024=519
+"""
+
+
+def overview_table() -> list[tuple[str, str, str, int, dict[tuple[int, int], int]]]:
+    """``OVERVIEW_TABLE`` as (model, part, precision, GPUs, {(in, out): tok/s})."""
+    table: dict[tuple[str, str, str, int], dict[tuple[int, int], int]] = {}
+    for line in OVERVIEW_TABLE.strip().splitlines():
+        bench, part, prec, gpus, *points = line.split()
+        figures = table.setdefault((bench, part, prec, int(gpus)), {})
+        for point in points:
+            lengths, value = point.split("=")
+            isl, osl = lengths.split("/")
+            figures[(int(isl), int(osl))] = int(value)
+    return [(*key, figures) for key, figures in table.items()]
+
+
 SHOWN_AS = {"llama2-70b": "llama3.3-70b"}  # the overview's model, where it differs
 
 # GB300 NVL72, tokens/s per GPU: (benchmark, scenario, v5.1, v6.0) as announced.
@@ -192,7 +121,7 @@ def overview() -> None:
         f"{'published':>9s} {'model':>7s} {'model/pub':>9s}"
     )
     groups: list[tuple[str, list[float]]] = []
-    for bench, part, prec, gpus, points in OVERVIEW:
+    for bench, part, prec, gpus, points in overview_table():
         ratios = []
         for (isl, osl), pub in points.items():
             got = steady_per_gpu(bench, part, prec, gpus, isl, osl)
