@@ -89,7 +89,10 @@ def _emit(v: Validation, *, as_json: bool, rows: bool) -> None:
 def predict_command(
     results: Annotated[
         list[str],
-        Opt(help="summary_results.json to predict (a path, or a round: v5.1)."),
+        Opt(
+            help="summary_results.json (or a results repository's summary.json) "
+            "to predict: a path, or a round (v5.1)."
+        ),
     ],
     fit: Annotated[
         str,

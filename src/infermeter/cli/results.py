@@ -56,7 +56,13 @@ def add_command(
 
 @results_app.command("import")
 def import_command(
-    file: Annotated[Path, typer.Argument(help="An MLCommons summary_results.json.")],
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="An MLCommons summary_results.json, or a results repository's "
+            "summary.json (inference_results_v6.1 and on)."
+        ),
+    ],
     retrieved: Annotated[
         str | None, typer.Option(help="Retrieval date (default: file date).")
     ] = None,
@@ -65,9 +71,13 @@ def import_command(
 ) -> None:
     """Import an MLCommons summary_results.json (any round); all rows or none.
 
+    A results repository's summary.json (mlcommons/inference_results_v6.1 and on)
+    reads too; it has no result IDs, so each row's system directory stands for one.
+
     Examples:
 
       infermeter results import summary_results.json --retrieved 2026-11-26
+      infermeter results import inference_results_v6.1/summary.json
     """
     rows = load_summary_file(file, retrieved_at=retrieved)
     with Store(store) as db:

@@ -288,6 +288,54 @@ def parse_row(r: dict[str, Any]) -> PublishedRow | Skipped:
     )
 
 
+# The results repositories' summary.json (mlcommons/inference_results_v6.1 and on)
+# is an object of result objects keyed "0", "1", ... under other field names; these
+# are the summary_results.json names the readers use. It carries no result ID: the
+# submitter's system directory stands for one (``repository_id``).
+_REPOSITORY_FIELDS = {
+    "Organization": "Submitter",
+    "Division": "Category",
+    "SystemType": "Suite",
+    "SystemName": "System",
+    "accelerator_model_name": "Accelerator",
+    "accelerators_per_node": "a#",
+    "number_of_nodes": "Nodes",
+    "total_accelerators": "Total Accelerators",
+    "framework": "Software",
+    "Result": "Performance_Result",
+    "Units": "Performance_Units",
+    "host_processor_model_name": "Processor",
+}
+SUMMARY_FORMS = (
+    "an MLCommons summary_results.json (a JSON array of result objects) or a "
+    "results repository's summary.json (an object of result objects)"
+)
+
+
+def repository_id(r: dict[str, Any]) -> str:
+    """A results repository row's stand-in for a result ID: the round and the
+    submitter's system directory ("6.1-AMD/8xMI355X_2xEPYC_9575F")."""
+    version = str(r.get("version") or "").lstrip("v")
+    return f"{version}-{r.get('Organization', '')}/{r.get('Platform', '')}"
+
+
+def summary_records(data: object) -> list[dict[str, Any]] | None:
+    """The result objects of a decoded summary file under summary_results.json's
+    field names, or None when ``data`` is neither form (``SUMMARY_FORMS``)."""
+    if isinstance(data, list) and all(isinstance(x, dict) for x in data):
+        return data
+    if not isinstance(data, dict) or not data:
+        return None
+    if not all(isinstance(x, dict) for x in data.values()):
+        return None
+    out = []
+    for r in data.values():
+        row = {_REPOSITORY_FIELDS.get(k, k): v for k, v in r.items()}
+        row.setdefault("ID", repository_id(r))
+        out.append(row)
+    return out
+
+
 def _records(path: Path) -> list[dict[str, Any]]:
     try:
         data = json.loads(Path(path).read_text())
@@ -299,12 +347,10 @@ def _records(path: Path) -> list[dict[str, Any]]:
         raise ConfigError(
             f"Cannot read published results {str(path)!r}: {exc}."
         ) from None
-    if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
-        raise ConfigError(
-            f"{str(path)!r} is not an MLCommons summary_results.json (expected a JSON "
-            "array of result objects)."
-        )
-    return data
+    records = summary_records(data)
+    if records is None:
+        raise ConfigError(f"{str(path)!r} is not {SUMMARY_FORMS}.")
+    return records
 
 
 @dataclass(frozen=True, slots=True)

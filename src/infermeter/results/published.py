@@ -19,7 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.errors import ConfigError
-from infermeter.perfmodel.published import summary_number
+from infermeter.perfmodel.published import (
+    SUMMARY_FORMS,
+    summary_number,
+    summary_records,
+)
 from infermeter.results.accelerators import normalise
 
 REQUIRED = ("ID", "Model", "Scenario", "Performance_Result", "Performance_Units")
@@ -122,13 +126,12 @@ def load_summary_file(
 def parse_summary(
     data: object, *, source: str, retrieved_at: str, name: str = "input"
 ) -> list[PublishedResult]:
-    """Turn the decoded JSON array into rows, flagging duplicates and unit bugs."""
-    if not isinstance(data, list) or not data or not isinstance(data[0], dict):
-        raise ConfigError(
-            f"{name!r} is not an MLCommons summary_results.json (expected a JSON "
-            "array of result objects)."
-        )
-    for index, record in enumerate(data):
+    """Turn the decoded JSON (either summary form) into rows, flagging duplicates
+    and unit bugs."""
+    records = summary_records(data)
+    if not records:
+        raise ConfigError(f"{name!r} is not {SUMMARY_FORMS}.")
+    for index, record in enumerate(records):
         missing = [
             k for k in REQUIRED if not isinstance(record, dict) or k not in record
         ]
@@ -137,7 +140,7 @@ def parse_summary(
                 f"{name!r} row {index} lacks {', '.join(missing)}; not an MLCommons "
                 "summary_results.json."
             )
-    rows = [_parse_row(r, source, retrieved_at) for r in data]
+    rows = [_parse_row(r, source, retrieved_at) for r in records]
     return _flag_units(_flag_duplicates(rows))
 
 

@@ -29,7 +29,7 @@ from infermeter.perfmodel.fit import (
     speed_features,
 )
 from infermeter.perfmodel.published import PublishedRow, Rows, read_rows, round_file
-from tests.published_rows import published_row
+from tests.published_rows import published_row, repository_row
 
 SHARED = round_file("v4.1").parent
 
@@ -143,6 +143,54 @@ def test_an_fp4_checkpoint_row_on_a_part_without_fp4_keeps_its_fp4_weights(
     fp4 = physics_grid(by["g"], np.asarray([1.0]))[0]
     fp8 = physics_grid(replace(by["g"], precision="fp8"), np.asarray([1.0]))[0]
     assert fp4 > 1.5 * fp8
+
+
+def test_a_results_repository_summary_reads_like_the_website_file(
+    tmp_path: Path,
+) -> None:
+    # mlcommons/inference_results_v6.1's summary.json: an object keyed "0", "1",
+    # ... under other field names and without result IDs (the system directory
+    # stands for one). Its rows read as the website file's do.
+    records = {
+        "0": repository_row(),
+        "1": repository_row(Scenario="Server", Result=95000.0),
+        "2": repository_row(
+            Organization="Azure",
+            Platform="Azure-GB200-NVL72_186GBx288",
+            Model="deepseek-r1",
+            MlperfModel="deepseek-r1",
+            accelerator_model_name="NVIDIA GB200",
+            accelerators_per_node=4,
+            number_of_nodes=72,
+            total_accelerators=288,
+            framework="TensorRT 10.14, CUDA 13.1, TensorRT-LLM 1.2",
+            Result=2091190.0,
+        ),
+        "3": repository_row(Model="dlrm-v3", MlperfModel="dlrm-v3", Units="Samples/s"),
+        "4": repository_row(SystemType="edge", Scenario="SingleStream"),
+    }
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps(records))
+    got = read_rows(path)
+    assert got.rounds == ("v6.1",) and got.skipped == ()
+    by = {(r.result_id, r.scenario): r for r in got.rows}
+    amd = by[("6.1-AMD/8xMI355X_2xEPYC_9575F", "Offline")]
+    assert (amd.accelerator, amd.count, amd.stack, amd.precision) == (
+        "mi355x",
+        8,
+        "vllm",
+        "fp4",
+    )
+    assert by[("6.1-AMD/8xMI355X_2xEPYC_9575F", "Server")].tokens_per_s == 95000.0
+    rack = by[("6.1-Azure/Azure-GB200-NVL72_186GBx288", "Offline")]
+    assert (rack.accelerator, rack.count, rack.nodes, rack.benchmark) == (
+        "gb200",
+        288,
+        72,
+        "deepseek-r1",
+    )
+    assert rack.stack == "trt-llm" and rack.submitter == "Azure"
+    assert len(got.rows) == 3  # the recommender and the edge rows are not LLM rows
 
 
 def test_rows_without_a_positive_result_or_a_count_are_skipped_with_the_reason(

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from tests.one_line import one_line_error
+from tests.published_rows import repository_row
 
 from infermeter.errors import ConfigError
 from infermeter.results.published import load_summary_file, parse_summary
@@ -129,6 +130,39 @@ def test_v5_int_counts_and_heterogeneous_systems():
     )
     assert [r.total_accelerators for r in rows] == [16, 48]
     assert rows[0].round == "v5.1"
+
+
+def test_a_results_repository_summary_imports_like_the_website_file():
+    # mlcommons/inference_results_v6.1's summary.json: an object of records under
+    # other field names, without result IDs (the system directory stands for one).
+    rows = parse_summary(
+        {
+            "0": repository_row(),
+            "1": repository_row(
+                Model="wan-2.2-t2v-a14b",
+                Scenario="SingleStream",
+                Units="Latency (s)",
+                Result=20.6,
+            ),
+        },
+        source="s",
+        retrieved_at="d",
+    )
+    llm, video = rows
+    assert (llm.result_id, llm.round, llm.division, llm.suite) == (
+        "6.1-AMD/8xMI355X_2xEPYC_9575F",
+        "v6.1",
+        "closed",
+        "datacenter",
+    )
+    assert (llm.submitter, llm.total_accelerators, llm.unit, llm.value) == (
+        "AMD",
+        8,
+        "tokens/s",
+        100000.0,
+    )
+    assert llm.software.startswith("vLLM") and llm.accelerator_raw.startswith("AMD")
+    assert (video.unit, video.value) == ("ms", 20600.0)
 
 
 def test_v5_interactive_unit_bug_is_flagged():
