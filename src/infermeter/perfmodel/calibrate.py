@@ -403,5 +403,7 @@ def efficiency_for(
     prec = precision if acc.supports(precision) else acc.lowest_precision()
     stk = check_stack(stack or acc.usual_stack)
     speed = math.exp(coef.log_speed(speed_features(acc.key, stk, prec, wl.key)))
-    derate = math.exp(coef.log_derate(scenario_features(scenario, stk, wl.key)))
+    derate = math.exp(
+        coef.log_derate(scenario_features(scenario, stk, wl.key, acc.key))
+    )
     return Efficiency(server=derate).scaled(speed)

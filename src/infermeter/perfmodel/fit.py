@@ -109,6 +109,7 @@ def speed_features(
     """Effects that set a system's speed factor (first part of a mixed system)."""
     acc = get_accelerator(part)
     arch = get_model(benchmark)
+    stack = effect_stack(part, stack)
     family = STACK_FAMILY.get(stack)
     out = [
         "global",
@@ -134,9 +135,21 @@ def speed_features(
     return tuple(out)
 
 
-def scenario_features(scenario: str, stack: str, benchmark: str) -> tuple[str, ...]:
+def effect_stack(part: str, stack: str) -> str:
+    """The stack name a row's effects carry: a stack on a CPU is its own
+    ("pytorch@cpu"), so what CPU rows teach (their Server derate: slow prefill
+    under the TTFT bound) never passes to a GPU running the same framework."""
+    return f"{stack}@cpu" if get_accelerator(part).kind == "cpu" else stack
+
+
+def scenario_features(
+    scenario: str, stack: str, benchmark: str, part: str
+) -> tuple[str, ...]:
+    """Effects that derate a Server or Interactive row below its steady state
+    (``part``: the first part of the system, for ``effect_stack``)."""
     if scenario == "Offline":
         return ()
+    stack = effect_stack(part, stack)
     # Interactive is a Server run with tighter bounds: it inherits Server's derate.
     out = ["scen:Server", f"scenstack:Server|{stack}"]
     if scenario != "Server":
@@ -203,7 +216,7 @@ def prepare(
                     power=row.power,
                     preview=row.preview,
                 ),
-                scenario_features(row.scenario, row.stack, row.benchmark),
+                scenario_features(row.scenario, row.stack, row.benchmark, part),
             )
         )
     return out, failed

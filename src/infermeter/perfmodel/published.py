@@ -40,6 +40,7 @@ _BENCHMARKS = {
     "gpt-oss-120b": "gpt-oss-120b",
 }
 _SUFFIX = re.compile(r"-(99|99\.9|interactive|edge)$")
+_VERSION_UNDERSCORE = re.compile(r"^(llama\d)_(\d)")  # llama3_1-8b: LoadGen's name
 _TOKEN_UNITS = ("tokens/s",)
 _MISLABELLED = ("queries/s", "samples/s")
 
@@ -155,9 +156,11 @@ def infer_precision(
 
 
 def benchmark_of(model: str) -> str | None:
+    """The benchmark of a row's model name: "llama2-70b-99.9" -> llama2-70b; the
+    LoadGen spelling "llama3_1-8b" (results repositories) reads as "llama3.1-8b"."""
     base = _SUFFIX.sub("", model.strip().lower())
     base = _SUFFIX.sub("", base)
-    return _BENCHMARKS.get(base)
+    return _BENCHMARKS.get(_VERSION_UNDERSCORE.sub(r"\1.\2", base))
 
 
 def is_llm_row(r: dict[str, Any]) -> bool:

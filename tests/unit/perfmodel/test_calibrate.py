@@ -26,6 +26,7 @@ from infermeter.perfmodel.fit import (
     Coefficients,
     physics_grid,
     prepare,
+    scenario_features,
     speed_features,
 )
 from infermeter.perfmodel.published import PublishedRow, Rows, read_rows, round_file
@@ -379,6 +380,26 @@ def test_a_family_s_own_rows_carry_its_effect_once() -> None:
     assert "family:vllm" in own and "stack:vllm" not in own
     assert {"family:vllm", "stack:llmboost"} <= set(child)
     assert "stack:trt-llm" in speed_features("h100-sxm", "trt-llm", "fp8", "llama2-70b")
+
+
+def test_what_cpu_rows_teach_a_stack_stays_with_cpus() -> None:
+    # Every PyTorch row of v4.1 and v5.1 is a Xeon's, whose Server rows run at
+    # about 0.6 of Offline (slow prefill under the TTFT bound). AMD GPUs run a
+    # PyTorch harness in v6.1: they must not inherit that CPU derate.
+    cpu = speed_features("xeon-6980p", "pytorch", "int8", "llama3.1-8b")
+    gpu = speed_features("mi355x", "pytorch", "fp4", "llama2-70b")
+    assert "stack:pytorch@cpu" in cpu and "stack:pytorch" in gpu
+    assert "scenstack:Server|pytorch@cpu" in scenario_features(
+        "Server", "pytorch", "llama3.1-8b", "xeon-6980p"
+    )
+    coef = load_coefficients()
+    assert coef.values["scenstack:Server|pytorch@cpu"] < -0.3
+    assert "scenstack:Server|pytorch" not in coef.values
+    xeon = efficiency_for(
+        "xeon-6980p", "int8", stack="pytorch", benchmark="llama3.1-8b"
+    )
+    mi355x = efficiency_for("mi355x", "fp4", stack="pytorch", benchmark="llama2-70b")
+    assert xeon.server < 0.7 < mi355x.server
 
 
 def test_interactive_inherits_the_benchmarks_server_derate() -> None:
