@@ -103,8 +103,8 @@ def stack_of(software: str) -> str:
     text = software.lower()
     if "llmboost" in text:
         return "llmboost"
-    if "tensorrt" in text:
-        return "trt-llm"
+    if "tensorrt" in text or "trtllm" in text or "trt-llm" in text:
+        return "trt-llm"  # v6.1 names it "TRTLLM-rubin"
     if "sglang" in text:
         return "sglang"
     if "vllm" in text:

@@ -29,7 +29,14 @@ from infermeter.perfmodel.fit import (
     scenario_features,
     speed_features,
 )
-from infermeter.perfmodel.published import PublishedRow, Rows, read_rows, round_file
+from infermeter.perfmodel.published import (
+    PublishedRow,
+    Rows,
+    benchmark_of,
+    read_rows,
+    round_file,
+    stack_of,
+)
 from tests.published_rows import published_row, repository_row
 
 SHARED = round_file("v4.1").parent
@@ -192,6 +199,10 @@ def test_a_results_repository_summary_reads_like_the_website_file(
     )
     assert rack.stack == "trt-llm" and rack.submitter == "Azure"
     assert len(got.rows) == 3  # the recommender and the edge rows are not LLM rows
+    # v6.1 names TensorRT-LLM "TRTLLM" (beside a vLLM it ran for another model)
+    # and Llama 3.1 8B by LoadGen's name.
+    assert stack_of("TRTLLM-rubin, vLLM-CentML:mlperf-inf-mm") == "trt-llm"
+    assert benchmark_of("llama3_1-8b") == "llama3.1-8b"
 
 
 def test_rows_without_a_positive_result_or_a_count_are_skipped_with_the_reason(
