@@ -3,10 +3,11 @@
 Give the round's results as a website ``summary_results.json`` or a results
 repository's ``summary.json`` (mlcommons/inference_results_v6.1 and on): the
 rounds after v5.1 are not in ../shared, so the file is the user's. Prints the
-coverage (rows the model places, and why the others are not), the errors overall
-and per benchmark and scenario, then per system group (benchmark, part, count,
-stack, scenario: median signed error). Predictions are derived figures; the
-published values are MLPerf results.
+coverage (rows the model places, and why the others are not), the errors
+overall (and without each benchmark's rows) and per benchmark and scenario,
+then per system group (benchmark, part, count, stack, scenario: median signed
+error). Predictions are derived figures; the published values are MLPerf
+results.
 
     .venv/bin/python benchmarks/perfmodel_next_round.py PATH/summary.json
 """
@@ -51,6 +52,13 @@ def main(path: str) -> None:
     ).most_common():
         print(f"  not modelled: {n:3d} rows of {part}: {reason}")
     print(_line("all rows", out))
+    for bench in sorted({p.row.benchmark for p in out.predictions}):
+        rest = [p for p in out.predictions if p.row.benchmark != bench]
+        s = stats("", rest)
+        print(
+            f"  {'without ' + bench:30s} {len(rest):4d} rows  median "
+            f"{s.median * 100:5.1f} %  p90 {s.p90 * 100:5.1f} %"
+        )
     for scenario in ("Offline", "Server", "Interactive"):
         print(_line(scenario, out, scenario=scenario))
     for bench in sorted({p.row.benchmark for p in out.predictions}):
