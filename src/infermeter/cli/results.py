@@ -77,7 +77,6 @@ def import_command(
     Examples:
 
       infermeter results import summary_results.json --retrieved 2026-11-26
-      infermeter results import inference_results_v6.1/summary.json
     """
     rows = load_summary_file(file, retrieved_at=retrieved)
     with Store(store) as db:
