@@ -303,8 +303,9 @@ SPEC_HEADERS = {
     "interactive_tpot_ms": "iTPOT",
 }
 SPEC_CAPTIONS = {
-    "accelerators": "Dense TFLOPS; domain: accelerators per scale-up domain. "
-    "Sources and dates: --json",
+    "accelerators": "Dense TFLOPS (*: what the part sustains within its power "
+    "budget; the datasheet's peak in --json); domain: accelerators per scale-up "
+    "domain. Sources and dates: --json",
     "models": "Parameters in billions. Sources and dates: --json",
     "workloads": "Mean tokens (* an assumed input length, not measured), the "
     "output's cv, p99 bounds in ms (i: Interactive). Sources and dates: --json",
@@ -324,6 +325,9 @@ def _spec_cell(column: str, record: dict[str, Any]) -> str:
     )
     if column == "isl_mean" and record.get("isl_assumed"):
         return f"{text}*"
+    cap = dict(record.get("power_caps") or ()).get(column.split("_")[0])
+    if cap is not None:  # the rate the part sustains within its power budget
+        return f"{cap:.0f}*"
     return text
 
 

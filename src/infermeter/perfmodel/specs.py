@@ -10,7 +10,7 @@ aliases resolve MLPerf strings and NVML/ROCm device names to it
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ from infermeter.perfmodel.tables import (
 
 __all__ = [
     "COMPUTE_RATE",
+    "POWER_REFERENCE",
     "PRECISION_BYTES",
     "WEIGHT_ONLY_MATH",
     "Accelerator",
@@ -41,6 +42,7 @@ __all__ = [
     "get_workload",
     "match_accelerator",
     "models",
+    "power_bound",
     "runs_weight_only",
     "workloads",
 ]
@@ -79,15 +81,24 @@ class Accelerator:
     # part, overriding COMPUTE_RATE: (weights, rate) pairs, e.g. ("int8", "bf16")
     # where LLM stacks quantise weights only.
     matmul: tuple[tuple[str, str], ...] = ()
+    # Rates (TFLOPS) the part sustains within its power budget where below the
+    # datasheet's peak: (rate, TFLOPS) pairs set by ``power_bound``.
+    power_caps: tuple[tuple[str, float], ...] = ()
 
-    def _rate(self, precision: str) -> float | None:
-        key = dict(self.matmul).get(precision) or COMPUTE_RATE.get(precision, "bf16")
+    def datasheet_rate(self, key: str) -> float | None:
+        """The datasheet's dense peak of a rate ("bf16", "fp8", "fp4", "int8")."""
         return {
             "bf16": self.bf16_tflops,
             "fp8": self.fp8_tflops,
             "fp4": self.fp4_tflops,
             "int8": self.int8_tops,
         }[key]
+
+    def _rate(self, precision: str) -> float | None:
+        key = dict(self.matmul).get(precision) or COMPUTE_RATE.get(precision, "bf16")
+        rate = self.datasheet_rate(key)
+        cap = dict(self.power_caps).get(key)
+        return rate if rate is None or cap is None else min(rate, cap)
 
     def peak_flops(self, precision: str) -> float:
         """Dense FLOP/s at ``precision``; ConfigError when the part has no such rate."""
@@ -293,9 +304,53 @@ def _matmul(key: str, table: Any) -> tuple[tuple[str, str], ...]:
 
 def accelerators(user_file: Path | None = None) -> dict[str, Accelerator]:
     """Every known accelerator by key; entries of ``user_file`` override by key."""
+    if user_file is None:
+        return dict(_bounded_builtin())
     table = dict(_builtin_accelerators())
     table.update({k: _accelerator(k, v) for k, v in read_user(user_file).items()})
-    return table
+    return power_bound(table)
+
+
+@lru_cache(maxsize=1)
+def _bounded_builtin() -> dict[str, Accelerator]:
+    return power_bound(_builtin_accelerators())
+
+
+# A datasheet's tensor rates are peaks; a part sustains them only within its power
+# budget. The base part of a generation (the silicon its later and smaller parts
+# reuse) reaches its peak at its TDP; a part of the generation that claims more
+# operations per watt at a rate is held to the base's operations per watt times its
+# own TDP: B300's FP4 13.5 PF at 1,100 W to 9.9 PF (B200: 9 PF at 1,000 W), the
+# H100 PCIe's FP8 1,513 TF at 350 W to 990 (H100 SXM: 1,979 at 700 W). Where the fit's
+# own loss over the published rows decides it, it prefers this (docs/perfmodel.md,
+# "Power-bound rates").
+POWER_REFERENCE = {
+    "blackwell": "b200",
+    "hopper": "h100-sxm",
+    "cdna3": "mi300x",
+    "cdna4": "mi355x",
+    "ada": "l40s",
+}
+
+
+def power_bound(table: dict[str, Accelerator]) -> dict[str, Accelerator]:
+    """``table`` with each part's ``power_caps`` set against its generation's base
+    part (``POWER_REFERENCE``)."""
+    out = dict(table)
+    for key, acc in table.items():
+        ref = table.get(POWER_REFERENCE.get(acc.arch, ""))
+        if ref is None or ref.key == key or not (acc.tdp_w and ref.tdp_w):
+            continue
+        caps = []
+        for rate in _RATES:
+            own, base = acc.datasheet_rate(rate), ref.datasheet_rate(rate)
+            if own is not None and base is not None:
+                cap = acc.tdp_w * base / ref.tdp_w
+                if own > cap:
+                    caps.append((rate, cap))
+        if caps:
+            out[key] = replace(acc, power_caps=tuple(caps))
+    return out
 
 
 def _workload(key: str, d: dict[str, Any]) -> Workload:
@@ -356,7 +411,7 @@ def match_accelerator(raw: str) -> Accelerator | None:
     """Map an MLPerf accelerator string or a device name to a SKU by its longest alias."""
     text = raw.lower().replace("_", "-")
     best: tuple[int, Accelerator] | None = None
-    for acc in _builtin_accelerators().values():
+    for acc in accelerators().values():
         for alias in (acc.key, *acc.aliases):
             if (best is None or len(alias) > best[0]) and _contains(text, alias):
                 best = (len(alias), acc)

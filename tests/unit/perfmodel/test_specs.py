@@ -222,3 +222,31 @@ def test_a_bad_matmul_table_is_a_one_line_config_error(tmp_path: Path) -> None:
     good = tmp_path / "good.toml"
     good.write_text(f'[a]\n{base}int8_tops = 2\nmatmul = {{ int8 = "bf16" }}\n')
     assert accelerators(good)["a"].peak_flops("int8") == 1e12
+
+
+def test_a_part_sustains_no_more_operations_per_watt_than_its_generation_base(
+    tmp_path: Path,
+) -> None:
+    # B300 claims 13.5 PF of FP4 at 1,100 W, 12.3 TFLOPS per watt against B200's
+    # 9.0 (9 PF at 1,000 W): it is held to 9.0 x 1,100 = 9.9 PF. Its FP8 and BF16
+    # (B200's at more watts) and B200 itself keep their datasheet rates.
+    b300, b200 = get_accelerator("b300"), get_accelerator("b200")
+    assert b300.fp4_tflops == 13500  # the datasheet figure stays on record
+    assert b300.peak_flops("fp4") == pytest.approx(9.9e15)
+    assert b300.peak_flops("fp8") == b300.fp8_tflops * 1e12
+    assert b200.power_caps == () and b200.peak_flops("fp4") == 9.0e15
+    # The H100 PCIe (350 W) is held to H100 SXM's FP8 per watt (1,979 at 700 W).
+    pcie = get_accelerator("h100-pcie")
+    assert pcie.peak_flops("fp8") == pytest.approx(350 * 1979 / 700 * 1e12)
+    # MLPerf strings resolve to the bound part; a part of another generation, or
+    # under its base's rate per watt (GB200: 10 PF at 1,200 W), keeps its own.
+    assert match_accelerator("NVIDIA B300-SXM-270GB") == b300
+    assert get_accelerator("gb200").power_caps == ()
+    assert get_accelerator("vr200").power_caps == ()  # no base part of Rubin
+    # A user's part of a known generation is bound the same way.
+    f = tmp_path / "mine.toml"
+    f.write_text(
+        '[hot]\narch = "blackwell"\nmemory_gb = 180\nbandwidth_tbs = 8\n'
+        "bf16_tflops = 2250\nfp4_tflops = 20000\ntdp_w = 1000\n"
+    )
+    assert get_accelerator("hot", f).peak_flops("fp4") == pytest.approx(9.0e15)
