@@ -29,6 +29,7 @@ from infermeter.errors import ConfigError
 from infermeter.perfmodel.fit import (
     Coefficients,
     fit,
+    precision_for,
     predict_log,
     prepare,
     scenario_features,
@@ -400,7 +401,7 @@ def efficiency_for(
     coef = coefficients or load_coefficients()
     acc = get_accelerator(accelerator)
     wl = get_workload(benchmark)
-    prec = precision if acc.supports(precision) else acc.lowest_precision()
+    prec = precision_for(acc.key, precision)
     stk = check_stack(stack or acc.usual_stack)
     speed = math.exp(coef.log_speed(speed_features(acc.key, stk, prec, wl.key)))
     derate = math.exp(
