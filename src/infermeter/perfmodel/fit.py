@@ -31,7 +31,7 @@ from infermeter.perfmodel.specs import (
     get_accelerator,
     get_model,
     get_workload,
-    runs_weight_only,
+    runs_at,
 )
 from infermeter.perfmodel.throughput import SystemSpec, throughput_grid
 
@@ -80,12 +80,13 @@ def precision_for(part: str, precision: str) -> str:
 
 
 def weights_for(part: str, precision: str, benchmark: str) -> str:
-    """The precision a row's physics holds its weights in: FP4 experts the part runs
-    weight-only (``runs_weight_only``) stay FP4, else as ``precision_for``."""
+    """The precision a row's physics holds its weights in: ``precision`` where the
+    part runs the benchmark's model at it (``runs_at``: FP4 experts of an FP4
+    checkpoint too), else the part's lowest native one."""
     acc = get_accelerator(part)
-    if runs_weight_only(acc, get_model(benchmark), precision):
+    if runs_at(acc, get_model(benchmark), precision):
         return precision
-    return precision_for(part, precision)
+    return acc.lowest_precision()
 
 
 def benchmark_age(benchmark: str, round_: str) -> int:

@@ -40,7 +40,7 @@ from infermeter.perfmodel.specs import (
     get_accelerator,
     get_model,
     get_workload,
-    runs_weight_only,
+    runs_at,
 )
 from infermeter.perfmodel.throughput import (
     SystemSpec,
@@ -360,12 +360,6 @@ def _cost_key(o: Option) -> tuple[float, int]:
     return (o.usd_per_hour if o.usd_per_hour is not None else math.inf, o.accelerators)
 
 
-def _runs(acc: Accelerator, arch: ModelArch, precision: str) -> bool:
-    """Whether the part runs ``arch`` at ``precision``: natively, or FP4 experts of
-    an FP4 checkpoint weight-only."""
-    return acc.supports(precision) or runs_weight_only(acc, arch, precision)
-
-
 def plan_accelerator(
     acc_name: str,
     model: str,
@@ -383,11 +377,13 @@ def plan_accelerator(
     ``stack`` defaults to the one the part usually runs (``usual_stack``)."""
     acc, arch = get_accelerator(acc_name), get_model(model)
     stack = check_stack(stack or acc.usual_stack)
-    precs = [precision] if precision else [p for p in PRECISIONS if _runs(acc, arch, p)]
+    precs = (
+        [precision] if precision else [p for p in PRECISIONS if runs_at(acc, arch, p)]
+    )
     found: list[Option] = []
     misses: list[Why] = []
     for prec in precs:
-        if not _runs(acc, arch, prec):
+        if not runs_at(acc, arch, prec):
             misses.append((math.inf, f"{acc.name} has no {prec.upper()} rate"))
             continue
         got = _option(acc, arch, prec, t, stack, disaggregated, fit)

@@ -25,7 +25,7 @@ from infermeter.perfmodel.specs import (
     Accelerator,
     ModelArch,
     get_model,
-    runs_weight_only,
+    runs_at,
 )
 
 SHARED_RELATIVE = Path("..") / "shared" / "data" / "mlperf"
@@ -134,18 +134,15 @@ def infer_precision(
 
     A declared low precision (FP4, FP8, INT8, INT4) is what ran where the part
     runs it: natively, INT4 weight-only, or ``model``'s FP4 checkpoint weight-only
-    (``runs_weight_only``). A declared 16-bit type names the starting checkpoint
+    (``runs_at``). A declared 16-bit type names the starting checkpoint
     for submitters whose stacks quantise (NVIDIA's TensorRT configs run FP8 on
     Hopper/Ada and FP4 on Blackwell; AMD's ROCm vLLM and LLMBoost code runs FP8), so
     those run the part's lowest native precision; other stacks run what they declare.
     """
     text = declared.strip().lower()
     got = next((v for k, v in _DECLARED.items() if k in text.split(",")[0]), "fp16")
-    runs = (
-        acc.supports(got)
-        or got == "int4"
-        or (model is not None and runs_weight_only(acc, model, got))
-    )
+    native = runs_at(acc, model, got) if model is not None else acc.supports(got)
+    runs = native or got == "int4"
     if PRECISION_BYTES[got] < 2 and runs:
         return got
     if stack == "trt-llm":

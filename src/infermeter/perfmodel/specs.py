@@ -43,6 +43,7 @@ __all__ = [
     "match_accelerator",
     "models",
     "power_bound",
+    "runs_at",
     "runs_weight_only",
     "workloads",
 ]
@@ -164,6 +165,12 @@ def runs_weight_only(acc: Accelerator, model: ModelArch, precision: str) -> bool
         and model.native_precision == "fp4"
         and not acc.supports("fp4")
     )
+
+
+def runs_at(acc: Accelerator, model: ModelArch, precision: str) -> bool:
+    """Whether ``acc`` runs ``model`` at ``precision``: natively, or as an FP4
+    checkpoint's experts weight-only (``runs_weight_only``)."""
+    return acc.supports(precision) or runs_weight_only(acc, model, precision)
 
 
 @dataclass(frozen=True, slots=True)
