@@ -278,10 +278,10 @@ def test_an_infeasible_pcie_card_plan_names_pipeline_stages_and_the_model_s_limi
 
 
 def test_a_tie_in_accelerators_goes_to_a_replica_inside_one_domain() -> None:
-    # DeepSeek-R1 for 90 users at 50 tok/s each on B200 needs 32 either as four
-    # TP8 replicas (one NVLink board each) or as one TP32 replica spanning four
+    # DeepSeek-R1 for 45 users at 50 tok/s each on B200 needs 16 either as two
+    # TP8 replicas (one NVLink board each) or as one TP16 replica spanning two
     # boards over the scale-out link: the same count, so the one-board replica wins.
-    t = Targets(users=90, tokens_per_user=50, ttft_ms=2000, isl=804, osl=4043)
+    t = Targets(users=45, tokens_per_user=50, ttft_ms=2000, isl=804, osl=4043)
     opt = plan_accelerator("b200", "deepseek-r1", t)
     assert isinstance(opt, Option)
     assert opt.tp <= 8 and opt.accelerators % opt.tp == 0
