@@ -9,8 +9,9 @@ line ``perfmodel_ridge.validate`` prints (loss over all rows and over the v4.1
 rows, round out, system out, benchmark out, held-out Interactive / DeepSeek-R1 /
 405B medians), then the held-out Interactive rows per system. Given a later
 round's results file (``perfmodel_next_round.py``), it also prints that round's
-median / p90 and its Interactive median under each structure's fit. Needs
-../shared.
+median / p90 and its Interactive median under each structure's fit. Last, the
+structure constants' loss per value on the shipped structure
+(``perfmodel_finite_run.constants``). Needs ../shared.
 
 Structures (only the shipped one is in ``src``; the others are applied here):
 
@@ -32,6 +33,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from perfmodel_finite_run import constants
 from perfmodel_ridge import load_rounds, validate
 
 from infermeter.perfmodel import fit
@@ -138,6 +140,8 @@ def main(later: str | None) -> None:
         print(
             f"\nheld-out Interactive rows, {name}: median signed error per system\n{text}"
         )
+    print()
+    constants(both.rows)  # re-measured on the shipped structure
 
 
 if __name__ == "__main__":
