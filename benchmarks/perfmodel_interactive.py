@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from perfmodel_finite_run import constants
-from perfmodel_ridge import load_rounds, validate
+from perfmodel_ridge import header, load_rounds, validate
 
 from infermeter.perfmodel import fit
 from infermeter.perfmodel.calibrate import (
@@ -122,11 +122,7 @@ def later_round(path: str) -> str:
 
 def main(later: str | None) -> None:
     both, v41, v51 = load_rounds()
-    print(
-        "structure                        loss   v4.1  | round out     | system out    "
-        "| benchmark out | held out: Interactive / DeepSeek-R1 / 405B"
-        + (" | later round" if later else "")
-    )
+    print(header(f"{'structure':32s}", later=bool(later)))
     details = []
     for name in STRUCTURES:
         with structure(name):

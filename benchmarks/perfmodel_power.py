@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 import time
 
-from perfmodel_ridge import load_rounds, validate
+from perfmodel_ridge import header, load_rounds, validate
 
 from infermeter.perfmodel import specs
 from infermeter.perfmodel.calibrate import calibrate_rows, load_results, predict_rows
@@ -41,11 +41,7 @@ def use(reference: dict[str, str]) -> None:
 
 def main(later: str | None) -> None:
     both, v41, v51 = load_rounds()
-    print(
-        "setting               loss   v4.1  | round out     | system out    | "
-        "benchmark out | held out: Interactive / DeepSeek-R1 / 405B"
-        + (" | later round" if later else "")
-    )
+    print(header(f"{'setting':21s}", later=bool(later)))
     for name, reference in SETTINGS:
         use(reference)
         t0 = time.perf_counter()

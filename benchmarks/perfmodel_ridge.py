@@ -82,12 +82,19 @@ def validate(both: Rows, v41: Rows, v51: Rows) -> tuple[str, Validation, Validat
     return text, out, system
 
 
+def header(first: str, *, later: bool = False) -> str:
+    """The column heads over ``validate``'s line, ``first`` padded to its first column
+    (and a later round's, where one is given)."""
+    return (
+        f"{first} loss   v4.1  | round out     | system out    | benchmark out | "
+        "held out: Interactive / DeepSeek-R1 / 405B"
+        + (" | later round" if later else "")
+    )
+
+
 def main() -> None:
     both, v41, v51 = load_rounds()
-    print(
-        "p      loss   v4.1  | round out     | system out    | benchmark out | "
-        "held out: Interactive / DeepSeek-R1 / 405B"
-    )
+    print(header("p     "))
     for p in EXPONENTS:
         roofline.RIDGE_P = p
         t0 = time.perf_counter()
