@@ -36,6 +36,7 @@ from contextlib import contextmanager
 from perfmodel_finite_run import constants
 from perfmodel_ridge import header, load_rounds, validate
 
+from infermeter.errors import ConfigError
 from infermeter.perfmodel import fit
 from infermeter.perfmodel.calibrate import (
     Validation,
@@ -122,6 +123,8 @@ def later_round(path: str) -> str:
 
 def main(later: str | None) -> None:
     both, v41, v51 = load_rounds()
+    if later:
+        load_results([later])  # a bad path fails here, before any table
     print(header(f"{'structure':32s}", later=bool(later)))
     details = []
     for name in STRUCTURES:
@@ -141,4 +144,7 @@ def main(later: str | None) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else None)
+    try:
+        main(sys.argv[1] if len(sys.argv) > 1 else None)
+    except ConfigError as exc:  # ../shared absent, or the later round's file unreadable
+        raise SystemExit(f"perfmodel_interactive: {exc}") from None
