@@ -132,9 +132,7 @@ def parse_summary(
     if not records:
         raise ConfigError(f"{name!r} is not {SUMMARY_FORMS}.")
     for index, record in enumerate(records):
-        missing = [
-            k for k in REQUIRED if not isinstance(record, dict) or k not in record
-        ]
+        missing = [k for k in REQUIRED if k not in record]
         if missing:
             raise ConfigError(
                 f"{name!r} row {index} lacks {', '.join(missing)}; not an MLCommons "
