@@ -77,9 +77,9 @@ def test_plan_refuses_zero_token_lengths_instead_of_using_the_mean() -> None:
 
 
 def test_plan_says_an_aggregated_plan_at_interactive_tpot_has_pools_to_try() -> None:
-    # The Interactive derate is fitted with the better of aggregated and P/D
-    # serving, so an aggregated-only plan at that tightness says --disaggregated
-    # exists; P/D plans and Server-like targets carry no such note.
+    # At Interactive-tight TPOT pools keep prefill out of the decode steps (4
+    # accelerators here against 8 aggregated), so an aggregated-only plan there
+    # says --disaggregated exists; P/D plans and Server-like targets carry no note.
     base = ["plan", "--model", "llama2-70b", "--users", "100", "--isl", "1000"]
     base += ["--osl", "300", "--accelerator", "h100-sxm", "--precision", "fp8"]
     tight = runner.invoke(app, [*base, "--tokens-per-user", "30", "--json"])

@@ -58,6 +58,12 @@ PRIOR_SD = {
 # Stacks built on another inherit its effects (LLMBoost runs vLLM underneath).
 STACK_FAMILY = {"llmboost": "vllm", "vllm": "vllm", "sglang": "vllm"}
 BASE = Efficiency()
+# Published systems this size or smaller are read as aggregated serving: no closed
+# v5.1 system of one board names disaggregated serving, and with pools the physics
+# put their Interactive rows 1.25-1.36x above aggregated, a gap only a fitted
+# Interactive level had hidden (docs/perfmodel.md, "Interactive: the physics
+# carries it"). NVIDIA ran its GB200 NVL72 rack's 405B Interactive row with pools.
+ONE_BOARD = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,20 +157,18 @@ def scenario_features(
     if scenario == "Offline":
         return ()
     stack = effect_stack(part, stack)
-    # Interactive is a Server run with tighter bounds: it inherits Server's derate,
-    # the stack's with it, and adds its own per benchmark; a stack's own Interactive
-    # effect, learned from one or two systems (vLLM: 8x MI300X against 8x MI325X),
-    # only moved held-out systems the wrong way (docs/perfmodel.md, "Interactive").
+    # Interactive is a Server run with tighter bounds: it takes Server's derate (the
+    # stack's and the benchmark's with it) and nothing of its own. What sets it
+    # apart is the physics (the TPOT bound limits the batch, the TTFT bound the
+    # prefill load): an Interactive level fitted to one round's rows (a stack's,
+    # the benchmark's, the scenario's) cannot reach a round or a benchmark without
+    # such rows, and held out it moved systems the wrong way (docs/perfmodel.md,
+    # "Interactive: the physics carries it").
     out = ["scen:Server", f"scenstack:Server|{stack}"]
-    if scenario != "Server":
-        out.append(f"scen:{scenario}")
     family = STACK_FAMILY.get(stack)
     if family and family != stack:
         out.append(f"scenstack:Server|{family}")
-    key = get_workload(benchmark).key
-    out.append(f"scenbench:Server|{key}")
-    if scenario != "Server":
-        out.append(f"scenbench:{scenario}|{key}")
+    out.append(f"scenbench:Server|{get_workload(benchmark).key}")
     return tuple(out)
 
 
@@ -174,20 +178,22 @@ def physics_grid(
     """Row throughput (tokens/s, before the scenario derate) on the speed grid
     (or at ``speed``).
 
-    The better of aggregated serving and prefill/decode pools of whole replicas
-    (submitters tune; ``disaggregated=False``: aggregated alone); a mixed system
-    serves data-parallel: its parts' throughputs add.
+    On a system of more than one board, the better of aggregated serving and
+    prefill/decode pools of whole replicas (submitters tune; ``disaggregated=False``:
+    aggregated alone); a board of ``ONE_BOARD`` or fewer accelerators serves
+    aggregated. A mixed system serves data-parallel: its parts' throughputs add.
     """
     speed = np.exp(LOG_SPEED) if speed is None else speed
     total = np.zeros_like(speed)
     arch = get_model(row.benchmark)
     wl = get_workload(row.benchmark)
+    pools = disaggregated and row.count > ONE_BOARD
     for part, count in row.parts or ((row.accelerator, row.count),):
         acc = get_accelerator(part)
         prec = weights_for(part, row.precision, row.benchmark)
         spec = SystemSpec(acc, count, arch, prec)
         total = total + throughput_grid(
-            spec, wl, row.scenario, BASE, speed, disaggregated=disaggregated
+            spec, wl, row.scenario, BASE, speed, disaggregated=pools
         )
     return total
 
@@ -371,13 +377,15 @@ def fit(
 
 def support(train: Sequence[Prepared]) -> dict[str, int]:
     """Per effect, how many published systems (accelerator x count x stack) carry it;
-    and per benchmark and part (``pair:{benchmark}|{part}``, not an effect) how many
-    ran that benchmark on that part (a plan there rests on them)."""
+    per benchmark and part (``pair:{benchmark}|{part}``, not an effect) how many ran
+    that benchmark on that part (a plan there rests on them); and per benchmark and
+    scenario (``scenario_key``) how many ran it so (its latency bounds were read)."""
     systems: dict[str, set[tuple[str, int, str]]] = {}
     for p in train:
         bench = get_workload(p.row.benchmark).key
         parts = [part for part, _ in p.row.parts] or [p.row.accelerator]
         pairs = [pair_key(bench, get_accelerator(part).key) for part in parts]
+        pairs.append(scenario_key(bench, p.row.scenario))
         for name in (*p.speed, *p.scenario, *pairs):
             systems.setdefault(name, set()).add(p.row.system_key)
     return {name: len(keys) for name, keys in sorted(systems.items())}
@@ -386,6 +394,11 @@ def support(train: Sequence[Prepared]) -> dict[str, int]:
 def pair_key(benchmark: str, part: str) -> str:
     """The support entry of published systems that ran ``benchmark`` on ``part``."""
     return f"pair:{benchmark}|{part}"
+
+
+def scenario_key(benchmark: str, scenario: str) -> str:
+    """The support entry of published systems that ran ``benchmark`` in ``scenario``."""
+    return f"rows:{benchmark}|{scenario}"
 
 
 def loss_at(train: Sequence[Prepared], coef: Coefficients) -> float:

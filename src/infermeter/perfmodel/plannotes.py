@@ -8,7 +8,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 from infermeter.perfmodel.calibrate import load_coefficients
-from infermeter.perfmodel.fit import Coefficients, pair_key
+from infermeter.perfmodel.fit import Coefficients, pair_key, scenario_key
 from infermeter.perfmodel.planner import Infeasible, Option, Targets, scenario_for
 from infermeter.perfmodel.specs import (
     WEIGHT_ONLY_MATH,
@@ -33,8 +33,7 @@ def calibration_note(model: str, t: Targets, fit: str | None = None) -> str | No
     seen = [
         limits[1]
         for sc in ("Server", "Interactive")
-        if f"scenbench:{sc}|{wl.key}" in coef.values
-        and (limits := wl.limits(sc)) is not None
+        if _read_scenario(coef, wl.key, sc) and (limits := wl.limits(sc)) is not None
     ]
     tpot = 1000.0 / t.tokens_per_user
     if seen and tpot >= min(seen):
@@ -46,6 +45,15 @@ def calibration_note(model: str, t: Targets, fit: str | None = None) -> str | No
         "the speed fitted at large batches also sets these small, memory-bound ones"
         + _workload_gap(coef, wl.key)
     )
+
+
+def _read_scenario(coef: Coefficients, benchmark: str, scenario: str) -> bool:
+    """Whether the fit read ``benchmark``'s ``scenario`` rows: its support says so;
+    files without that entry, by the scenario's effect (Interactive had one of its
+    own until 2026-11-28)."""
+    if coef.support.get(scenario_key(benchmark, scenario)):
+        return True
+    return f"scenbench:{scenario}|{benchmark}" in coef.values
 
 
 SLOW_WORKLOAD = 0.5  # a benchmark's own speed factor worth a warning below this
@@ -75,15 +83,15 @@ def _workload_gap(coef: Coefficients, benchmark: str) -> str:
 
 
 def pools_note(model: str, t: Targets, disaggregated: bool) -> str | None:
-    """Say so when an aggregated-only plan takes the Interactive derate: it is
-    fitted with the better of aggregated and prefill/decode serving (what the
-    published rows ran), so pools may need fewer accelerators."""
+    """Say so when an aggregated-only plan runs at Interactive-tight TPOT: there
+    prefill/decode pools' decode steps carry no prefill, so pools may need fewer
+    accelerators (published systems of several boards ran them)."""
     if disaggregated or scenario_for(t, get_workload(model)) != "Interactive":
         return None
     return (
-        "aggregated only: at Interactive-tight TPOT the calibrated derate is what "
-        "published rows reach with aggregated or prefill/decode serving, whichever "
-        "was better; --disaggregated also tries P/D pools"
+        "aggregated only: at Interactive-tight TPOT prefill/decode pools keep "
+        "prefill out of the decode steps and may need fewer accelerators; "
+        "--disaggregated also tries them"
     )
 
 

@@ -413,11 +413,16 @@ def test_what_cpu_rows_teach_a_stack_stays_with_cpus() -> None:
     assert xeon.server < 0.7 < mi355x.server
 
 
-def test_interactive_inherits_the_benchmarks_server_derate() -> None:
-    # An Interactive run is a Server run with tighter bounds: a fit that read only
-    # a benchmark's Server rows derates its Interactive runs at least as much.
+def test_interactive_takes_the_servers_derate_and_nothing_of_its_own() -> None:
+    # An Interactive run is a Server run with tighter bounds: its derate is the
+    # Server one (the benchmark's with it); the physics' bounds set it apart. An
+    # Interactive effect in an older coefficients file is not read.
     coef = Coefficients(
-        {"scenbench:Server|llama2-70b": -0.3, "scenbench:Interactive|llama2-70b": -0.1},
+        {
+            "scenbench:Server|llama2-70b": -0.3,
+            "scenbench:Interactive|llama2-70b": -0.1,
+            "scen:Interactive": -0.2,
+        },
         10,
         ("v4.1",),
         "test",
@@ -429,7 +434,7 @@ def test_interactive_inherits_the_benchmarks_server_derate() -> None:
         ).server
 
     assert derate("Server", "llama2-70b") == pytest.approx(math.exp(-0.3))
-    assert derate("Interactive", "llama2-70b") == pytest.approx(math.exp(-0.4))
+    assert derate("Interactive", "llama2-70b") == pytest.approx(math.exp(-0.3))
     assert derate("Interactive", "llama3.1-8b") == pytest.approx(1.0)
 
 

@@ -33,17 +33,15 @@ TARGET = Targets(users=100, tokens_per_user=30, ttft_ms=2000, isl=1000, osl=300)
 
 def test_llama2_70b_100_users_at_30_tok_s_needs_about_4_h100() -> None:
     # "About 4 H100 SXM GPUs": 4 at FP8 as prefill/decode pools (two TP2
-    # replicas), 8 served aggregated (two TP4: aggregated decode steps also carry
-    # the 1,000-token prompts' prefill, which spreads the p99 TPOT; pools' decode
-    # steps do not; 6 before the TPOT spread). 33 ms per token is as tight as
-    # Llama 2 70B's Interactive bound (40 ms), so the calibrated Interactive
-    # derate applies, and since published rows are fitted with the better of
-    # aggregated and disaggregated serving (submitters run both), that derate is
-    # what P/D pools reach. FP16 plans three TP4 replicas (the calibrated
-    # Interactive derate on the soft-ridge physics; the simulator, which does not
-    # derate, holds the p99s with two): one would have to run 100 users' decode
-    # plus their 1,000-token prompts at 33 ms per token, and the simulator at the
-    # same calibrated speed misses that p99 TPOT (below).
+    # replicas), 8 served aggregated (one TP8 replica: aggregated decode steps also
+    # carry the 1,000-token prompts' prefill, which spreads the p99 TPOT; pools'
+    # decode steps do not; 6 before the TPOT spread). 33 ms per token is as tight
+    # as Llama 2 70B's Interactive bound (40 ms): the plan takes Server's
+    # calibrated derate, as an Interactive row does. FP16 plans three TP4
+    # replicas (the calibrated derate on the soft-ridge physics; the simulator,
+    # which does not derate, holds the p99s with two): one would have to run 100
+    # users' decode plus their 1,000-token prompts at 33 ms per token, and the
+    # simulator at the same calibrated speed misses that p99 TPOT (below).
     fp16 = plan_accelerator("h100-sxm", "llama2-70b", TARGET, precision="fp16")
     fp8 = plan_accelerator("h100-sxm", "llama2-70b", TARGET, precision="fp8")
     pools = plan_accelerator(
@@ -52,7 +50,7 @@ def test_llama2_70b_100_users_at_30_tok_s_needs_about_4_h100() -> None:
     assert isinstance(fp16, Option) and isinstance(fp8, Option)
     assert isinstance(pools, Option) and pools.disaggregated
     assert (pools.accelerators, pools.tp) == (4, 2)
-    assert (fp8.accelerators, fp8.tp) == (8, 4)
+    assert (fp8.accelerators, fp8.tp) == (8, 8)
     assert (fp16.accelerators, fp16.tp) == (12, 4)
     for opt in (fp16, fp8):
         assert opt.tpot_ms <= 1000 / 30 and opt.ttft_ms < 2000
@@ -172,6 +170,10 @@ def test_a_plan_beyond_the_calibrated_rows_says_it_is_extrapolated(
     assert "several times fewer accelerators" in gap
     seventy = note("llama2-70b", 30)
     assert seventy is not None and "other benchmarks" not in seventy
+    # Its Interactive rows (40 ms) were read, though they carry no effect of their
+    # own: the fit's support says so.
+    assert "tightest: 40 ms" in seventy
+    assert note("llama2-70b", 25) is None
     assert note("deepseek-r1", 10) is None  # 100 ms: inside the published bound
     unseen = note("gpt-oss-120b", 10)
     assert unseen is not None and "no published gpt-oss-120b row" in unseen
