@@ -73,7 +73,8 @@ CONSTANT_MODULES = {"RIDGE_P": roofline}
 
 
 @contextmanager
-def _swap(module: object, name: str, value: object) -> Iterator[None]:
+def swap(module: object, name: str, value: object) -> Iterator[None]:
+    """``module.name`` is ``value`` until the context ends (a variant's refit)."""
     old = getattr(module, name)
     setattr(module, name, value)
     try:
@@ -85,15 +86,17 @@ def _swap(module: object, name: str, value: object) -> Iterator[None]:
 def _levels(stack: ExitStack, scenario_level: bool, bench_level: bool) -> None:
     base = fit.scenario_features
 
-    def features(scenario: str, stk: str, benchmark: str, part: str) -> tuple[str, ...]:
-        out = base(scenario, stk, benchmark, part)
+    def features(
+        scenario: str, stk: str, benchmark: str, part: str, round_: str = ""
+    ) -> tuple[str, ...]:
+        out = base(scenario, stk, benchmark, part, round_)
         if scenario == "Interactive" and scenario_level:
             out += ("scen:Interactive",)
         if scenario == "Interactive" and bench_level:
             out += (f"scenbench:Interactive|{get_workload(benchmark).key}",)
         return out
 
-    stack.enter_context(_swap(fit, "scenario_features", features))
+    stack.enter_context(swap(fit, "scenario_features", features))
 
 
 def apply(change: str, stack: ExitStack) -> None:
@@ -105,11 +108,11 @@ def apply(change: str, stack: ExitStack) -> None:
     elif change == "benchmark levels":
         _levels(stack, False, True)
     elif change == "board pools":
-        stack.enter_context(_swap(fit, "ONE_BOARD", 0))
+        stack.enter_context(swap(fit, "ONE_BOARD", 0))
     else:
         name, value = change.split("=")
         module = CONSTANT_MODULES.get(name, throughput)
-        stack.enter_context(_swap(module, name, float(value)))
+        stack.enter_context(swap(module, name, float(value)))
 
 
 def interactive_by_system(system: Validation) -> str:

@@ -110,6 +110,22 @@ def test_plan_table_and_bad_input() -> None:
     assert "--users must be >= 1" in str(bad.exception)
 
 
+def test_plan_round_option_and_its_note() -> None:
+    args = ["plan", "--model", "deepseek-r1", "--accelerator", "b200", "--json"]
+    args += ["--users", "2000", "--tokens-per-user", "12.5"]  # 25,000 tokens/s
+    today = json.loads(runner.invoke(app, args).output)
+    assert "--round v5.1" in today["first_round_note"]
+    then = runner.invoke(app, [*args, "--round", "v5.1"])
+    assert then.exit_code == 0, then.output
+    data = json.loads(then.output)
+    assert data["first_round_note"] is None
+    n = [d["options"][0]["accelerators"] for d in (today, data)]
+    assert n[1] > n[0]  # v5.1's software: its first-round Server level applies
+    bad = run_main("plan", "--model", "deepseek-r1", "--round", "5.1")
+    assert bad.code == 2 and bad.stdout == ""
+    assert bad.stderr.strip().count("\n") == 0 and "Unknown round '5.1'" in bad.stderr
+
+
 def test_model_predict_and_calibrate_on_a_small_file(tmp_path: Path) -> None:
     rows = []
     for rid, acc, count, value in (

@@ -66,6 +66,14 @@ def plan_command(
         str | None,
         Opt(help="Coefficients: a shipped fit (v4.1, v4.1+v5.1) or a JSON file."),
     ] = None,
+    round_: Annotated[
+        str,
+        Opt(
+            "--round",
+            help="Plan with that MLPerf round's software (e.g. v5.1: a benchmark's "
+            "first-round effects apply); default: mature software.",
+        ),
+    ] = "",
     simulate: Annotated[
         int,
         Opt(
@@ -88,6 +96,8 @@ def plan_command(
 
       infermeter plan --isl 4000 --ttft-ms 1000 --accelerator h200-sxm --simulate 2000
 
+      infermeter plan --model deepseek-r1 --users 2000 --tokens-per-user 12.5 --round v5.1
+
     TP: accelerators per replica (EP: expert parallel); P/D: prefill and decode
     replica pools. TPOT p99 / TTFT p99: at the planned load per replica under
     random (Poisson) arrivals; a P/D row's TTFT is its prefill without queueing.
@@ -96,6 +106,7 @@ def plan_command(
     from infermeter.perfmodel.plannotes import (
         calibration_note,
         evidence_note,
+        first_round_note,
         lengths_note,
         pools_note,
         weight_only_note,
@@ -118,8 +129,10 @@ def plan_command(
         disaggregated=disaggregated,
         fit=fit,
         stack=stack,
+        round_=round_,
     )
     note = calibration_note(model, targets, fit)
+    first = first_round_note(model, fit, round_)
     assumed = lengths_note(model, isl_given=isl is not None)
     pools = pools_note(model, targets, disaggregated)
     evidence = evidence_note(rows, fit, model)
@@ -136,6 +149,7 @@ def plan_command(
                     "pools_note": pools,
                     "evidence_note": evidence,
                     "weight_only_note": weight_only,
+                    "first_round_note": first,
                     "options": [
                         {
                             "feasible": isinstance(r, Option),
@@ -195,7 +209,7 @@ def plan_command(
     for r in rows:
         if not isinstance(r, Option):
             out.print(f"{r.accelerator}: infeasible: {r.reason}")
-    for line in (note, assumed, pools, evidence, weight_only):
+    for line in (note, assumed, pools, evidence, weight_only, first):
         if line:
             out.print(f"note: {line}")
 

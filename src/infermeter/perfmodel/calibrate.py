@@ -394,17 +394,21 @@ def efficiency_for(
     benchmark: str = "llama2-70b",
     coefficients: Coefficients | None = None,
     scenario: str = "Server",
+    round_: str = "",
 ) -> Efficiency:
     """Calibrated efficiency of one system: the fitted speed folded into compute and
     memory efficiency, the ``scenario``'s derate (Server or Interactive) in ``server``;
-    ``stack`` defaults to the one the part usually runs (``Accelerator.usual_stack``)."""
+    ``stack`` defaults to the one the part usually runs (``Accelerator.usual_stack``);
+    ``round_`` is the round whose software to assume (default: mature software)."""
     coef = coefficients or load_coefficients()
     acc = get_accelerator(accelerator)
     wl = get_workload(benchmark)
     prec = precision_for(acc.key, precision)
     stk = check_stack(stack or acc.usual_stack)
-    speed = math.exp(coef.log_speed(speed_features(acc.key, stk, prec, wl.key)))
+    speed = math.exp(
+        coef.log_speed(speed_features(acc.key, stk, prec, wl.key, round_=round_))
+    )
     derate = math.exp(
-        coef.log_derate(scenario_features(scenario, stk, wl.key, acc.key))
+        coef.log_derate(scenario_features(scenario, stk, wl.key, acc.key, round_))
     )
     return Efficiency(server=derate).scaled(speed)

@@ -150,10 +150,11 @@ def effect_stack(part: str, stack: str) -> str:
 
 
 def scenario_features(
-    scenario: str, stack: str, benchmark: str, part: str
+    scenario: str, stack: str, benchmark: str, part: str, round_: str = ""
 ) -> tuple[str, ...]:
     """Effects that derate a Server or Interactive row below its steady state
-    (``part``: the first part of the system, for ``effect_stack``)."""
+    (``part``: the first part of the system, for ``effect_stack``; ``round_``: the
+    row's round, default mature software as ``benchmark_age`` reads it)."""
     if scenario == "Offline":
         return ()
     stack = effect_stack(part, stack)
@@ -168,7 +169,14 @@ def scenario_features(
     family = STACK_FAMILY.get(stack)
     if family and family != stack:
         out.append(f"scenstack:Server|{family}")
-    out.append(f"scenbench:Server|{get_workload(benchmark).key}")
+    # A benchmark's own Server level in its first round is that round's software
+    # (its first Server harness), kept apart from the level later rounds show:
+    # DeepSeek-R1's v5.1 Server rows ran at 0.45-0.58 of Offline, and six months
+    # later the same GB300 NVL72 rack ran Server at 2.77x its v5.1 rate per GPU
+    # with software alone (docs/perfmodel.md, "First-round Server levels"). A plan
+    # (mature software) or a later round reads the later level, or none.
+    key = f"scenbench:Server|{get_workload(benchmark).key}"
+    out.append(key + ("|first" if benchmark_age(benchmark, round_) == 0 else ""))
     return tuple(out)
 
 
@@ -226,7 +234,9 @@ def prepare(
                     power=row.power,
                     preview=row.preview,
                 ),
-                scenario_features(row.scenario, row.stack, row.benchmark, part),
+                scenario_features(
+                    row.scenario, row.stack, row.benchmark, part, row.round
+                ),
             )
         )
     return out, failed

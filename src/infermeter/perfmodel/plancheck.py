@@ -83,7 +83,8 @@ def plan_published_row(
     row: PublishedRow, fit: str | None = None
 ) -> Option | Infeasible:
     """Plan ``row``'s tokens/s at its benchmark's TTFT and TPOT bounds (as many
-    users as the TPOT bound needs) on its part, precision and stack."""
+    users as the TPOT bound needs) on its part, precision and stack, with its
+    round's software (a benchmark's first round has its own Server level)."""
     wl = get_workload(row.benchmark)
     limits = wl.limits(row.scenario)
     if limits is None:
@@ -99,5 +100,11 @@ def plan_published_row(
     )
     part = row.parts[0][0] if row.parts else row.accelerator
     return plan_accelerator(
-        part, row.benchmark, target, row.precision, stack=row.stack, fit=fit
+        part,
+        row.benchmark,
+        target,
+        row.precision,
+        stack=row.stack,
+        fit=fit,
+        round_=row.round,
     )

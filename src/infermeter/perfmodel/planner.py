@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
@@ -300,6 +301,7 @@ def _option(
     stack: str,
     disaggregated: bool = False,
     fit: str | None = None,
+    round_: str = "",
 ) -> Option | Why:
     base = get_workload(arch.key)
     eff = efficiency_for(
@@ -309,6 +311,7 @@ def _option(
         benchmark=base.key,
         scenario=scenario_for(t, base),
         coefficients=load_coefficients(fit) if fit else None,
+        round_=round_,
     )
     bounds = base.limits(scenario_for(t, base))
     assert bounds is not None  # scenario_for returns Server or Interactive
@@ -369,12 +372,15 @@ def plan_accelerator(
     stack: str | None = None,
     disaggregated: bool = False,
     fit: str | None = None,
+    round_: str = "",
 ) -> Option | Infeasible:
     """The cheapest feasible option on one accelerator type, or why there is none.
 
     ``disaggregated`` also considers prefill-only and decode-only replica pools;
     ``fit`` names the coefficients (default: the shipped fit of every round);
-    ``stack`` defaults to the one the part usually runs (``usual_stack``)."""
+    ``stack`` defaults to the one the part usually runs (``usual_stack``);
+    ``round_`` plans with that round's software (default: mature software, as
+    a plan for today)."""
     acc, arch = get_accelerator(acc_name), get_model(model)
     stack = check_stack(stack or acc.usual_stack)
     precs = (
@@ -386,7 +392,7 @@ def plan_accelerator(
         if not runs_at(acc, arch, prec):
             misses.append((math.inf, f"{acc.name} has no {prec.upper()} rate"))
             continue
-        got = _option(acc, arch, prec, t, stack, disaggregated, fit)
+        got = _option(acc, arch, prec, t, stack, disaggregated, fit, round_)
         (found.append(got) if isinstance(got, Option) else misses.append(got))
     if found:
         return min(found, key=_cost_key)
@@ -399,6 +405,16 @@ def plan_accelerator(
     return Infeasible(acc.key, reason)
 
 
+def check_round(round_: str) -> str:
+    """``round_`` if empty or an MLPerf round name ("v5.1"); else a one-line ConfigError."""
+    if round_ and not re.fullmatch(r"v\d+\.\d+", round_):
+        raise ConfigError(
+            f"Unknown round {round_!r}; use an MLPerf round such as v5.1 (the "
+            "round whose software to plan with), or leave it out for mature software."
+        )
+    return round_
+
+
 def plan(
     model: str,
     t: Targets,
@@ -408,10 +424,13 @@ def plan(
     disaggregated: bool = False,
     fit: str | None = None,
     stack: str | None = None,
+    round_: str = "",
 ) -> list[Option | Infeasible]:
     """Per accelerator type, the cheapest option (sorted: cheapest first, then
-    infeasible); each part on ``stack``, or on the one it usually runs."""
+    infeasible); each part on ``stack``, or on the one it usually runs; with
+    ``round_``'s software (default: mature software)."""
     get_model(model)
+    check_round(round_)
     if precision is not None and precision not in PRECISION_BYTES:
         known = ", ".join(p for p in PRECISION_BYTES if p != "fp32")
         raise ConfigError(f"Unknown precision {precision!r}; use one of: {known}.")
@@ -420,7 +439,14 @@ def plan(
     )
     rows = [
         plan_accelerator(
-            n, model, t, precision, stack=stack, disaggregated=disaggregated, fit=fit
+            n,
+            model,
+            t,
+            precision,
+            stack=stack,
+            disaggregated=disaggregated,
+            fit=fit,
+            round_=round_,
         )
         for n in names
     ]

@@ -8,7 +8,12 @@ import math
 from collections.abc import Iterable, Sequence
 
 from infermeter.perfmodel.calibrate import load_coefficients
-from infermeter.perfmodel.fit import Coefficients, pair_key, scenario_key
+from infermeter.perfmodel.fit import (
+    Coefficients,
+    benchmark_age,
+    pair_key,
+    scenario_key,
+)
 from infermeter.perfmodel.planner import Infeasible, Option, Targets, scenario_for
 from infermeter.perfmodel.specs import (
     WEIGHT_ONLY_MATH,
@@ -54,6 +59,25 @@ def _read_scenario(coef: Coefficients, benchmark: str, scenario: str) -> bool:
     if coef.support.get(scenario_key(benchmark, scenario)):
         return True
     return f"scenbench:{scenario}|{benchmark}" in coef.values
+
+
+def first_round_note(
+    model: str, fit: str | None = None, round_: str = ""
+) -> str | None:
+    """Say so when a plan for a later round than the benchmark's first leaves out
+    the Server level the fit learned from that first round alone (its first
+    Server harnesses: docs/perfmodel.md, "First-round Server levels")."""
+    wl = get_workload(model)
+    coef = load_coefficients(fit) if fit else load_coefficients()
+    level = coef.values.get(f"scenbench:Server|{wl.key}|first")
+    if level is None or abs(level) < NOTABLE or benchmark_age(wl.key, round_) == 0:
+        return None
+    return (
+        f"mature software: {wl.key}'s own Server level, fitted on its first round "
+        f"({wl.introduced}) alone, is left out (x{math.exp(level):.2f} of throughput "
+        f"there; later rounds ran faster); --round {wl.introduced} plans with that "
+        "round's software"
+    )
 
 
 SLOW_WORKLOAD = 0.5  # a benchmark's own speed factor worth a warning below this

@@ -479,3 +479,31 @@ def test_predicting_a_round_with_its_own_fit_beats_the_uncalibrated_roofline() -
     calibrated = predict_rows(rows, shipped()["v4.1"]).overall()
     raw = predict_rows(rows, Coefficients({}, 0, (), "uncalibrated")).overall()
     assert calibrated.median < 0.12 < raw.median
+
+
+def test_a_benchmark_s_first_round_server_level_stays_with_that_round() -> None:
+    # DeepSeek-R1's v5.1 Server rows (its first round) ran at 0.45-0.58 of
+    # Offline; the same rack ran Server 2.77x faster per GPU a round later on
+    # software alone. Its own Server level is fitted for its first round only: a
+    # plan (mature software) or a later round does not read it.
+    first = scenario_features("Server", "trt-llm", "deepseek-r1", "b200", "v5.1")
+    later = scenario_features("Server", "trt-llm", "deepseek-r1", "b200", "v6.1")
+    assert "scenbench:Server|deepseek-r1|first" in first
+    assert "scenbench:Server|deepseek-r1" in later
+    assert not any(name.endswith("|first") for name in later)
+    assert scenario_features("Interactive", "trt-llm", "deepseek-r1", "b200") == later
+    # Llama 2 70B joined in v4.0: its v4.1 rows are its second round's.
+    assert "scenbench:Server|llama2-70b" in scenario_features(
+        "Server", "trt-llm", "llama2-70b", "h200-sxm", "v4.1"
+    )
+    coef = load_coefficients()
+    assert coef.values["scenbench:Server|deepseek-r1|first"] < -0.3
+    assert "scenbench:Server|deepseek-r1" not in coef.values
+
+    def derate(round_: str) -> float:
+        return efficiency_for(
+            "b200", "fp4", benchmark="deepseek-r1", coefficients=coef, round_=round_
+        ).server
+
+    assert derate("v5.1") < 0.6 * derate("")  # the plan's: no first-round level
+    assert derate("v6.1") == pytest.approx(derate(""))

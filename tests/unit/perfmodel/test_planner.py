@@ -23,6 +23,7 @@ from infermeter.perfmodel.plannotes import (
     SLOW_WORKLOAD,
     calibration_note,
     evidence_note,
+    first_round_note,
     weight_only_note,
     workload_speed,
 )
@@ -287,3 +288,21 @@ def test_a_tie_in_accelerators_goes_to_a_replica_inside_one_domain() -> None:
     opt = plan_accelerator("b200", "deepseek-r1", t)
     assert isinstance(opt, Option)
     assert opt.tp <= 8 and opt.accelerators % opt.tp == 0
+
+
+def test_a_plan_for_today_leaves_out_a_first_round_server_level_and_says_so() -> None:
+    # The shipped fit learned DeepSeek-R1's own Server level from v5.1, its first
+    # round, alone. A plan assumes mature software: it leaves that level out and
+    # says so; round_="v5.1" plans with that round's software and needs more.
+    t = Targets(users=2000, tokens_per_user=12.5, ttft_ms=2000, isl=804, osl=4043)
+    today = plan_accelerator("b200", "deepseek-r1", t, "fp4")
+    then = plan_accelerator("b200", "deepseek-r1", t, "fp4", round_="v5.1")
+    assert isinstance(today, Option) and isinstance(then, Option)
+    assert then.accelerators > today.accelerators
+    note = first_round_note("deepseek-r1")
+    assert note is not None and "first round (v5.1)" in note
+    assert "--round v5.1" in note
+    assert first_round_note("deepseek-r1", round_="v5.1") is None
+    assert first_round_note("llama2-70b") is None  # its level spans rounds
+    with pytest.raises(ConfigError, match=r"Unknown round '5\.1'"):
+        plan("deepseek-r1", t, accelerator_names=["b200"], round_="5.1")

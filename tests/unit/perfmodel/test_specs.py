@@ -85,6 +85,8 @@ def test_aliases_and_mlperf_strings_map_to_skus() -> None:
         "NVIDIA GH200 Grace Hopper Superchip 144GB": "gh200-144gb",
         "AMD Instinct MI300X-NPS1-SPX-192GB-750W": "mi300x",
         "NVIDIA H100-PCIe-80GB": "h100-pcie",
+        "NVIDIA VeraRubin": "vr200",  # v6.1's summary.json, one word
+        "NVIDIA VR200": "vr200",
     }
     for raw, key in cases.items():
         acc = match_accelerator(raw)
