@@ -3,7 +3,9 @@
 Since 2026-11-28 the Server level a benchmark's own rows teach in its first round
 is an effect of its own (``scenbench:Server|{benchmark}|first``,
 ``fit.scenario_features``): a plan (mature software) or a later round does not
-read it. ``carried`` is the structure before, where one level served every round.
+read it. ``carried`` is the structure before, where one level served every round;
+``shared first round`` adds a Server level per benchmark age that every benchmark
+shares (tried, not shipped: docs/perfmodel.md, "First-round Server levels").
 For each structure this refits the model on the published v4.1 + v5.1 rows and
 prints:
 
@@ -52,21 +54,27 @@ from infermeter.perfmodel.planner import Option
 from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload
 from infermeter.perfmodel.throughput import SystemSpec, throughput_grid
 
-STRUCTURES = ("first-round level", "carried")
+STRUCTURES = ("first-round level", "carried", "shared first round")
 DS_SYSTEMS = (("b200", 8), ("gb200", 72), ("gb300", 72), ("gb300", 8))
 
 
 def apply(structure: str, stack: ExitStack) -> None:
-    """``carried``: the first-round level is the benchmark's one level."""
-    if structure != "carried":
+    """``carried``: the first-round level is the benchmark's one level; ``shared
+    first round``: also a Server level per benchmark age shared by every benchmark
+    (``scenage:0`` for a first round, as ``age:`` is for speed)."""
+    if structure == "first-round level":
         return
     base = fit.scenario_features
+    fit.PRIOR_SD.setdefault("scenage", fit.PRIOR_SD["scenbench"])
 
     def features(
         scenario: str, stk: str, benchmark: str, part: str, round_: str = ""
     ) -> tuple[str, ...]:
         out = base(scenario, stk, benchmark, part, round_)
-        return tuple(name.removesuffix("|first") for name in out)
+        if structure == "carried":
+            return tuple(name.removesuffix("|first") for name in out)
+        age = fit.benchmark_age(benchmark, round_)
+        return (*out, f"scenage:{age}") if out else out
 
     for module in (fit, calibrate):
         stack.enter_context(swap(module, "scenario_features", features))
@@ -151,9 +159,9 @@ def main(later: str | None) -> None:
             print(f"{structure:18s} {text}")
             coef = calibrate_rows(both.rows, "v4.1 + v5.1")
             levels = {
-                name.split(":", 1)[1]: round(value, 3)
+                name.removeprefix("scenbench:"): round(value, 3)
                 for name, value in sorted(coef.values.items())
-                if name.startswith("scenbench:")
+                if name.startswith(("scenbench:", "scenage:"))
             }
             print(f"  Server levels: {levels}")
             deepseek(coef)
