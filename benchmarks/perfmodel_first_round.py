@@ -20,7 +20,10 @@ prints:
    benchmark's bounds with its round's software (``plan_published_row``),
    planned / published accelerators;
 4. given a later round's results file (``perfmodel_next_round.py``), that round's
-   median / p90 and its DeepSeek-R1 rows' median signed error per scenario.
+   median / p90 and its DeepSeek-R1 rows' median signed error per scenario;
+
+and last, the structure constants' loss per value on the shipped structure
+(``perfmodel_finite_run.constants``).
 
 Predictions are derived figures; the published values are MLPerf results.
 Needs ../shared.
@@ -37,6 +40,7 @@ from contextlib import ExitStack
 from dataclasses import replace
 
 import numpy as np
+from perfmodel_finite_run import constants
 from perfmodel_interactive import swap
 from perfmodel_ridge import header, load_rounds, validate
 
@@ -168,6 +172,7 @@ def main(later: str | None) -> None:
             planner_check(coef)
             if later:
                 later_round(later, coef)
+    constants(both.rows)
 
 
 if __name__ == "__main__":
