@@ -8,18 +8,21 @@ data prefer), the same loss on the v4.1 rows alone (the round-out fit's own
 data), then the three validations the docs report: fit v4.1 and predict
 v5.1, leave one system out, leave one benchmark out (median / p90 absolute
 error), and the held-out Interactive, DeepSeek-R1 and Llama 3.1 405B medians.
-Needs ../shared.
+Needs ../shared. With ``joint``, instead: every combination of the exponent, the
+TPOT headroom and the TPOT spread in ``JOINT``, the same line each.
 
-    .venv/bin/python benchmarks/perfmodel_ridge.py
+    .venv/bin/python benchmarks/perfmodel_ridge.py [joint]
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+import sys
 import time
 from collections.abc import Sequence
 
-from infermeter.perfmodel import roofline
+from infermeter.perfmodel import roofline, throughput
 from infermeter.perfmodel.calibrate import (
     Validation,
     calibrate_rows,
@@ -92,8 +95,26 @@ def header(first: str, *, later: bool = False) -> str:
     )
 
 
-def main() -> None:
+# ``joint``: the exponent with the TPOT headroom and spread it trades against.
+JOINT = ((1.25, 1.5), (0.7, 0.75), (0.4, 0.5))
+
+
+def joint(both: Rows, v41: Rows, v51: Rows) -> None:
+    """Every (p, headroom, spread) of ``JOINT``: the three constants that set the
+    physics near the ridge and under the TPOT bound, chosen together."""
+    print(header("p    headroom spread"))
+    for p, headroom, spread in itertools.product(*JOINT):
+        roofline.RIDGE_P = p
+        throughput.TPOT_HEADROOM, throughput.TPOT_SPREAD = headroom, spread
+        text, _, _ = validate(both, v41, v51)
+        print(f"{p:<4g} {headroom:<8g} {spread:<6g} {text}")
+
+
+def main(argv: Sequence[str]) -> None:
     both, v41, v51 = load_rounds()
+    if "joint" in argv:
+        joint(both, v41, v51)
+        return
     print(header("p     "))
     for p in EXPONENTS:
         roofline.RIDGE_P = p
@@ -103,4 +124,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
