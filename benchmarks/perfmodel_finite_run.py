@@ -91,8 +91,8 @@ def check_offline() -> None:
 
 
 CONSTANTS = (  # module, name, values (the shipped one among them)
-    (roofline, "RIDGE_P", (1.0, 1.25, 1.5, 1.75)),
-    (throughput, "TPOT_SPREAD", (0.25, 0.4, 0.5, 0.6, 0.75)),
+    (roofline, "RIDGE_P", (1.0, 1.1, 1.25, 1.5, 1.75)),
+    (throughput, "TPOT_SPREAD", (0.2, 0.25, 0.3, 0.4, 0.5)),
     (throughput, "TPOT_HEADROOM", (0.6, 0.65, 0.7, 0.75, 0.8, 0.85)),
     (throughput, "TTFT_P99_PROMPT", (2.0, 2.5, 3.0, 3.5)),
     (roofline, "EXPERT_TILE_ROWS", (32.0, 64.0, 128.0)),

@@ -66,7 +66,7 @@ STRUCTURES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("pools on one board", ("board pools",)),
     ("  and Interactive levels", ("board pools", "levels")),
     ("headroom 0.85", ("TPOT_HEADROOM=0.85",)),
-    ("ridge p 1.25, headroom 0.75", ("RIDGE_P=1.25", "TPOT_HEADROOM=0.75")),
+    ("ridge p 1.5, spread 0.5 (before)", ("RIDGE_P=1.5", "TPOT_SPREAD=0.5")),
 )
 DETAILED = ("before (levels, board pools, 0.85)", "shipped")
 CONSTANT_MODULES = {"RIDGE_P": roofline}

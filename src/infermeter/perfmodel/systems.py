@@ -9,11 +9,15 @@ the planner predict what ``model predict`` validates.
 
 from __future__ import annotations
 
+import math
+
 from infermeter.errors import ConfigError
 from infermeter.perfmodel.calibrate import efficiency_for, load_coefficients
+from infermeter.perfmodel.latency import CHUNK_TOKENS
 from infermeter.perfmodel.roofline import Deployment
 from infermeter.perfmodel.simulator import ServingConfig
 from infermeter.perfmodel.specs import (
+    Workload,
     get_accelerator,
     get_model,
     get_workload,
@@ -23,6 +27,7 @@ from infermeter.perfmodel.throughput import (
     MAX_BATCH_PER_ACCELERATOR,
     SystemSpec,
     best_config,
+    replica_throughput,
     tp_options,
 )
 
@@ -84,4 +89,21 @@ def build_system(
         max_batch=MAX_BATCH_PER_ACCELERATOR * tp,
     )
     dep.check_fits(wl.isl_mean + wl.osl_mean)
-    return ServingConfig(dep, eff, replicas=count // tp, router=router)
+    _, batch, _, _ = replica_throughput(dep, wl, "Server", eff)
+    return ServingConfig(
+        dep,
+        eff,
+        replicas=count // tp,
+        router=router,
+        chunk_tokens=token_budget(batch, wl),
+    )
+
+
+def token_budget(batch: int, wl: Workload) -> int:
+    """Prefill tokens per step the scheduler may add: at least the simulator's
+    default, and enough for the prompts a step of ``batch`` sequences admits
+    (``batch * ISL / OSL``, the throughput model's steady state), in whole
+    kilo-tokens. Submitters size it so (TensorRT-LLM's ``max_num_tokens``); with
+    the default alone one large replica could not prefill what it decodes."""
+    need = batch * wl.isl_mean / wl.osl_mean
+    return max(CHUNK_TOKENS, 1024 * math.ceil(need / 1024))

@@ -17,9 +17,11 @@ or expert parallel) is the one that maximises throughput: submitters tune it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from infermeter.errors import ConfigError
 from infermeter.perfmodel.arrivals import PROMPT_SCV, output_z
@@ -40,6 +42,11 @@ TPOT_HEADROOM = 0.7
 PREFILL_CHUNK = 8192  # tokens a prefill-only replica runs per step
 MAX_BATCH_PER_ACCELERATOR = 2048
 _BATCH_POINTS = 40
+# The ladder's batches are up to ~19 % apart, so a TPOT bound met between two of
+# them would quantise bound-limited throughput into steps (a staircase in plans,
+# a rugged loss over the constants). _REFINE batches between the last one under
+# the bound and the next let the bound set the batch continuously.
+_REFINE = 16
 _PENALTY = 3.0  # how fast an infeasible (too slow) configuration loses throughput
 # The p99 TTFT bound limits how busy a replica's prefill may be. Prompts queue
 # (M/G/1, each served in ``s``, the mean prompt's prefill time on the replica);
@@ -56,10 +63,14 @@ _RHO_FLOOR = 1e-3  # prefill load where the p99 prompt alone misses the bound
 # Poisson number, each ``s`` of prefill, so its time per token spreads by
 # z * s * sqrt(B (1 + cv^2)) / OSL at the p99 over queries (latency.py's TPOT
 # tail, derived there and checked against the simulator). The published rows
-# hold about half that tail (schedulers cap each step's prefill chunk, evening
-# it out): TPOT_SPREAD scales it, set by the fit's loss (docs/perfmodel.md,
-# "TPOT spread"). Prefill/decode pools' decode steps carry no prefill.
-TPOT_SPREAD = 0.5
+# hold under half that tail (schedulers cap each step's prefill chunk, evening
+# it out): TPOT_SPREAD scales it, chosen with RIDGE_P and TPOT_HEADROOM by the
+# fit's loss (docs/perfmodel.md, "Continuous batch under the TPOT bound").
+# Prefill/decode pools' decode steps carry no prefill.
+TPOT_SPREAD = 0.3
+
+Mask = npt.NDArray[np.bool_]
+Evaluate = Callable[[FloatArray], tuple[FloatArray, FloatArray, Mask]]
 
 
 def prefill_load_limit(service_s: FloatArray, ttft_s: float) -> FloatArray:
@@ -162,18 +173,48 @@ def _bounded(
     scenario: str,
     emitted: float,
     spread: FloatArray | float = 0.0,
-) -> FloatArray:
+) -> tuple[FloatArray, Mask]:
     """Throughput where the step per token, plus the ``spread`` of prefill landing
     in a query's steps, meets the TPOT bound; a steep penalty elsewhere (keeps
-    the grid monotone in speed for the fit)."""
+    the grid monotone in speed for the fit). Also which batches meet it."""
     limits = wl.limits(scenario)
     if limits is None:
-        return thr
+        return thr, np.ones(thr.shape, dtype=bool)
     bound = limits[1] / 1e3 * TPOT_HEADROOM
     per_token = step / emitted + spread
+    ok = per_token <= bound
     late = np.maximum(per_token / bound, 1.0)
-    out: FloatArray = np.where(per_token <= bound, thr, thr / late**_PENALTY / 1e3)
+    out: FloatArray = np.where(ok, thr, thr / late**_PENALTY / 1e3)
+    return out, ok
+
+
+def _between(b: FloatArray, ok: Mask) -> FloatArray:
+    """Per speed, ``_REFINE`` batches geometrically between the ladder's last batch
+    meeting the TPOT bound and the next one (the first two when none meets it)."""
+    last = b.size - 1 - np.argmax(ok[..., ::-1], axis=-1)
+    lo = np.where(ok.any(axis=-1), last, 0)
+    hi = np.minimum(lo + 1, b.size - 1)
+    frac = np.arange(1, _REFINE + 1) / (_REFINE + 1)
+    out: FloatArray = b[lo][..., None] * (b[hi] / b[lo])[..., None] ** frac
     return out
+
+
+def _refined(
+    evaluate: Evaluate, b: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """``evaluate`` (throughput, step, bound met) over the ladder and, where a TPOT
+    bound cuts it, over the batches between; with the batch of every point."""
+    thr, step, ok = evaluate(b)
+    ladder = np.broadcast_to(b, thr.shape)
+    if ok.all():
+        return thr, ladder, step
+    fine = _between(b, ok)
+    thr2, step2, _ = evaluate(fine)
+    return (
+        np.concatenate([thr, thr2], axis=-1),
+        np.concatenate([ladder, fine], axis=-1),
+        np.concatenate([step, step2], axis=-1),
+    )
 
 
 def tpot_spread(
@@ -203,7 +244,8 @@ def _pick(
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     k = np.argmax(thr, axis=-1)[..., None]
     best = np.take_along_axis(thr, k, axis=-1)[..., 0]
-    return best, b[k[..., 0]], np.take_along_axis(step, k, axis=-1)[..., 0]
+    batch = np.take_along_axis(np.broadcast_to(b, thr.shape), k, axis=-1)[..., 0]
+    return best, batch, np.take_along_axis(step, k, axis=-1)[..., 0]
 
 
 def prefill_rate(
@@ -257,31 +299,39 @@ def _replica_grid(
     if limits is not None:  # prompts/s a replica may prefill under the TTFT bound
         prefill = prefill * prefill_load_limit(service, limits[0] / 1e3)
     if not disaggregated:
-        step = _step(dep, eff, wl, b, speed[..., None], processed)
-        spread = tpot_spread(wl, scenario, b, service[..., None])
-        thr = _bounded(b * emitted / step, step, wl, scenario, emitted, spread)
-        if limits is not None:
-            thr = np.minimum(thr, (prefill * wl.osl_mean / wl.isl_mean)[..., None])
-        return _pick(thr, b, step)
-    ctx = np.full_like(b, wl.resident_context)
-    step = step_time_s(
-        dep,
-        eff,
-        decode=b * processed * wl.beams,
-        sequences=b * wl.beams,
-        context=ctx,
-        prefill=np.zeros_like(b),
-        prefill_context=np.zeros_like(b),
-        compute_eff=eff.compute * speed[..., None],
-        memory_eff=eff.memory * speed[..., None],
-    )
-    decode = _bounded(b * emitted / step, step, wl, scenario, emitted)
-    prefill = prefill[..., None]
+
+        def aggregated(bs: FloatArray) -> tuple[FloatArray, FloatArray, Mask]:
+            step = _step(dep, eff, wl, bs, speed[..., None], processed)
+            spread = tpot_spread(wl, scenario, bs, service[..., None])
+            thr, ok = _bounded(bs * emitted / step, step, wl, scenario, emitted, spread)
+            if limits is not None:
+                thr = np.minimum(thr, (prefill * wl.osl_mean / wl.isl_mean)[..., None])
+            return thr, step, ok
+
+        return _pick(*_refined(aggregated, b))
+
+    def decode_only(bs: FloatArray) -> tuple[FloatArray, FloatArray, Mask]:
+        step = step_time_s(
+            dep,
+            eff,
+            decode=bs * processed * wl.beams,
+            sequences=bs * wl.beams,
+            context=np.full_like(bs, wl.resident_context),
+            prefill=np.zeros_like(bs),
+            prefill_context=np.zeros_like(bs),
+            compute_eff=eff.compute * speed[..., None],
+            memory_eff=eff.memory * speed[..., None],
+        )
+        thr, ok = _bounded(bs * emitted / step, step, wl, scenario, emitted)
+        return thr, step, ok
+
+    decode, bs, step = _refined(decode_only, b)
+    pool = prefill[..., None]
     if replicas >= 2:
-        return _pick(_whole_split(decode, prefill, wl, replicas), b, step)
+        return _pick(_whole_split(decode, pool, wl, replicas), bs, step)
     # Balance: decode replicas' requests/s = prefill replicas' prompts/s.
     demand = decode * wl.isl_mean / wl.osl_mean
-    return _pick(decode * prefill / (prefill + demand), b, step)
+    return _pick(decode * pool / (pool + demand), bs, step)
 
 
 def _whole_split(

@@ -75,9 +75,20 @@ def test_server_tail_grows_with_the_output_and_shrinks_with_the_run() -> None:
     op = _operating("b200", 8, "deepseek-r1", "fp4", "Server")
     share = reported(op, ds, "Server")[0] / op.tokens_per_s[0]
     assert 0.7 < share < 0.95
-    # A system 8x as fast issues 8x the queries in sets of 4,388: its schedule
-    # is shorter (no longer 4,388 / QPS, at least 600 s), so the same last query weighs more.
-    fast = Operating(
-        op.dep, op.eff, op.speed, op.tokens_per_s * 8, op.batch, op.step_s, op.replicas
-    )
-    assert reported(fast, ds, "Server")[0] / fast.tokens_per_s[0] < share
+
+    # At a quarter of its rate one set of 4,388 queries spans well over 600 s; at
+    # twice its rate the run is whole sets of about 600 s, so the same last query
+    # weighs more.
+    def share_at(k: float) -> float:
+        f = Operating(
+            op.dep,
+            op.eff,
+            op.speed,
+            op.tokens_per_s * k,
+            op.batch,
+            op.step_s,
+            op.replicas,
+        )
+        return float(reported(f, ds, "Server")[0] / f.tokens_per_s[0])
+
+    assert share_at(2.0) < share_at(0.25)

@@ -71,13 +71,19 @@ def test_long_prompts_at_a_tight_tpot_favour_pools(
 ) -> None:
     # Aggregated decode steps also carry the prompts that arrive meanwhile: with
     # Llama 3.1 405B's 9,400-token prompts that spreads the p99 TPOT, and under
-    # Interactive's 80 ms the pools (decode steps with no prefill) win on 8 B200.
-    # Without the spread the pools bought nothing there; Offline they never do.
+    # Interactive's 80 ms the pools (decode steps with no prefill) win on 8 B200,
+    # by 1.32x. Without the spread they win by less (1.10x: their decode steps
+    # still carry no prefill); Offline they never do.
     args = ("b200", 8, "llama3.1-405b", "fp4")
-    assert _grid(*args, "Interactive", True) > 1.05 * _grid(*args, "Interactive", False)
-    assert _grid(*args, "Offline", True) == _grid(*args, "Offline", False)
+
+    def gain(scenario: str) -> float:
+        return _grid(*args, scenario, True) / _grid(*args, scenario, False)
+
+    with_spread = gain("Interactive")
+    assert with_spread > 1.2
+    assert gain("Offline") == 1.0
     monkeypatch.setattr(throughput, "TPOT_SPREAD", 0.0)
-    assert _grid(*args, "Interactive", True) == _grid(*args, "Interactive", False)
+    assert 1.0 <= gain("Interactive") < with_spread - 0.1
 
 
 def test_the_ttft_bound_caps_the_prefill_load_where_the_p99_prompt_just_fits() -> None:
@@ -103,12 +109,12 @@ def _server_vs_loose_ttft(part: str, bench: str, prec: str) -> float:
 def test_the_ttft_bound_binds_long_prompts_not_short_ones() -> None:
     # Llama 3.1 405B's 9,400-token prompts take about a second to prefill on 8
     # H200 (FP8): the 6 s p99 TTFT caps how much prefill a replica may queue
-    # (0.92 of the loose bound's rate at speed 1; the TPOT bound takes most of the
+    # (0.955 of the loose bound's rate at speed 1; the TPOT bound takes most of the
     # rest). Blackwell's FP4 prefills several times faster, Llama 2 70B's prompts
     # are 222 tokens: the bound costs them nothing.
     h200 = _server_vs_loose_ttft("h200-sxm", "llama3.1-405b", "fp8")
     b200 = _server_vs_loose_ttft("b200", "llama3.1-405b", "fp4")
-    assert h200 < 0.95 and h200 < b200 == 1.0
+    assert h200 < 0.97 and h200 < b200 == 1.0
     assert _server_vs_loose_ttft("h200-sxm", "llama2-70b", "fp8") == 1.0
 
 
@@ -142,3 +148,29 @@ def test_integer_weights_prefill_at_the_rate_the_part_multiplies_them() -> None:
     )
     arc = get_accelerator("arc-pro-b60-dual")
     assert arc.peak_flops("int4") == 2 * arc.peak_flops("bf16")
+
+
+def _headroom_sweep(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    out = []
+    for headroom in np.linspace(0.6, 0.8, 81):
+        monkeypatch.setattr(throughput, "TPOT_HEADROOM", float(headroom))
+        out.append(_grid("h100-sxm", 8, "llama2-70b", "fp8", "Interactive", False))
+    return out
+
+
+def test_a_tpot_bound_sets_the_batch_without_the_ladders_steps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Llama 2 70B Interactive on 8 H100: loosening the TPOT bound by 1/3 lets the
+    # batch grow smoothly: throughput rises with every step of the sweep, by under
+    # 2 % a step, and by more than 15 % in all. The 40-point ladder alone moves
+    # in jumps of over 5 % and never gets above the refined batches.
+    refined = np.asarray(_headroom_sweep(monkeypatch))
+    steps = refined[1:] / refined[:-1]
+    assert np.all(steps >= 1.0)
+    assert steps.max() < 1.02
+    assert refined[-1] > 1.15 * refined[0]
+    monkeypatch.setattr(throughput, "_REFINE", 0)
+    ladder = np.asarray(_headroom_sweep(monkeypatch))
+    assert (ladder[1:] / ladder[:-1]).max() > 1.05
+    assert np.all(ladder <= refined * (1 + 1e-12))
