@@ -9,9 +9,11 @@ data), then the three validations the docs report: fit v4.1 and predict
 v5.1, leave one system out, leave one benchmark out (median / p90 absolute
 error), and the held-out Interactive, DeepSeek-R1 and Llama 3.1 405B medians.
 Needs ../shared. With ``joint``, instead: every combination of the exponent, the
-TPOT headroom and the TPOT spread in ``JOINT``, the same line each.
+TPOT headroom and the TPOT spread in ``JOINT``, the same line each. With
+``ladder``: the points of ``LADDER`` with the batch on the 40-point ladder alone,
+on a 160-point one, and continuous under the TPOT bound (shipped).
 
-    .venv/bin/python benchmarks/perfmodel_ridge.py [joint]
+    .venv/bin/python benchmarks/perfmodel_ridge.py [joint | ladder]
 """
 
 from __future__ import annotations
@@ -115,10 +117,37 @@ def joint(both: Rows, v41: Rows, v51: Rows) -> None:
         print(f"{p:<4g} {headroom:<8g} {spread:<6g} {text}")
 
 
+# ``ladder``: points where the ladder's steps showed (p, headroom, spread).
+LADDER = ((1.5, 0.7, 0.5), (1.25, 0.75, 0.3), (1.25, 0.75, 0.35), (1.25, 0.75, 0.4))
+LADDER += ((1.1, 0.7, 0.3),)
+
+
+def ladder(both: Rows, v41: Rows, v51: Rows) -> None:
+    """Each point of ``LADDER`` with the batch on a ladder of 40 and 160 points and
+    continuous (the ladder plus ``throughput._REFINE`` batches under the bound)."""
+    print(header("p    headroom spread batch     "))
+    refine, points = throughput._REFINE, throughput._BATCH_POINTS
+    for p, headroom, spread in LADDER:
+        roofline.RIDGE_P = p
+        throughput.TPOT_HEADROOM, throughput.TPOT_SPREAD = headroom, spread
+        for label, n, r in (
+            ("ladder 40", 40, 0),
+            ("ladder 160", 160, 0),
+            ("continuous", points, refine),
+        ):
+            throughput._BATCH_POINTS, throughput._REFINE = n, r
+            text, _, _ = validate(both, v41, v51)
+            print(f"{p:<4g} {headroom:<8g} {spread:<6g} {label:<10} {text}")
+    throughput._BATCH_POINTS, throughput._REFINE = points, refine
+
+
 def main(argv: Sequence[str]) -> None:
     both, v41, v51 = load_rounds()
     if "joint" in argv:
         joint(both, v41, v51)
+        return
+    if "ladder" in argv:
+        ladder(both, v41, v51)
         return
     print(header("p     "))
     for p in EXPONENTS:
