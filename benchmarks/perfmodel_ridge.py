@@ -118,8 +118,13 @@ def joint(both: Rows, v41: Rows, v51: Rows) -> None:
 
 
 # ``ladder``: points where the ladder's steps showed (p, headroom, spread).
-LADDER = ((1.5, 0.7, 0.5), (1.25, 0.75, 0.3), (1.25, 0.75, 0.35), (1.25, 0.75, 0.4))
-LADDER += ((1.1, 0.7, 0.3),)
+LADDER = (
+    (1.5, 0.7, 0.5),
+    (1.25, 0.75, 0.3),
+    (1.25, 0.75, 0.35),
+    (1.25, 0.75, 0.4),
+    (1.1, 0.7, 0.3),
+)
 
 
 def ladder(both: Rows, v41: Rows, v51: Rows) -> None:

@@ -13,7 +13,7 @@ part, precision and stack (the planner check of docs/perfmodel.md).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from infermeter.errors import ConfigError
 from infermeter.perfmodel.arrivals import (
@@ -21,6 +21,7 @@ from infermeter.perfmodel.arrivals import (
     poisson_arrivals,
     workload_lengths,
 )
+from infermeter.perfmodel.latency import CHUNK_TOKENS
 from infermeter.perfmodel.planner import Infeasible, Option, Targets, plan_accelerator
 from infermeter.perfmodel.published import PublishedRow
 from infermeter.perfmodel.simulator import simulate
@@ -60,7 +61,7 @@ def simulate_option(
         raise ConfigError(f"--simulate needs >= 10 requests (got {requests}).")
     if option.disaggregated:
         return None
-    cfg = build_system(
+    built = build_system(
         option.accelerator,
         option.tp,
         model,
@@ -70,6 +71,9 @@ def simulate_option(
         stack=option.stack,
         coefficients=fit,
     )
+    # The planner's p99s assume CHUNK_TOKENS of prefill a step; build_system sizes
+    # the budget for the benchmark's lengths, not the user's.
+    cfg = replace(built, chunk_tokens=CHUNK_TOKENS)
     isl, osl = workload_lengths(t.workload(get_workload(model)), requests, seed)
     qps = t.tokens_per_s / t.osl / option.replicas
     res = simulate(cfg, make_requests(poisson_arrivals(qps, requests, seed), isl, osl))

@@ -242,9 +242,11 @@ def prefill_tpot_tail(
 def _pick(
     thr: FloatArray, b: FloatArray, step: FloatArray
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Per speed, the best throughput with its batch and step (``b`` and ``step``
+    shaped as ``thr``: ``_refined`` gives every point its batch)."""
     k = np.argmax(thr, axis=-1)[..., None]
     best = np.take_along_axis(thr, k, axis=-1)[..., 0]
-    batch = np.take_along_axis(np.broadcast_to(b, thr.shape), k, axis=-1)[..., 0]
+    batch = np.take_along_axis(b, k, axis=-1)[..., 0]
     return best, batch, np.take_along_axis(step, k, axis=-1)[..., 0]
 
 
