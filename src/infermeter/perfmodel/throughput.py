@@ -42,10 +42,11 @@ TPOT_HEADROOM = 0.7
 PREFILL_CHUNK = 8192  # tokens a prefill-only replica runs per step
 MAX_BATCH_PER_ACCELERATOR = 2048
 _BATCH_POINTS = 40
-# The ladder's batches are up to ~19 % apart, so a TPOT bound met between two of
-# them would quantise bound-limited throughput into steps (a staircase in plans,
-# a rugged loss over the constants). _REFINE batches between the last one under
-# the bound and the next let the bound set the batch continuously.
+# The ladder's batches are b_max^(1/39) apart (19 % at a cap of 1,000), so a TPOT
+# bound met between two of them would quantise bound-limited throughput into
+# steps (a staircase in plans, a rugged loss over the constants). _REFINE batches
+# between the last one under the bound and the next let the bound set the batch
+# continuously.
 _REFINE = 16
 _PENALTY = 3.0  # how fast an infeasible (too slow) configuration loses throughput
 # The p99 TTFT bound limits how busy a replica's prefill may be. Prompts queue
