@@ -98,7 +98,7 @@ def header(first: str, *, later: bool = False) -> str:
 
 
 # ``joint``: the exponent with the TPOT headroom and spread it trades against
-# (162 refits, about 19 minutes on a 2-core VM).
+# (162 refits, about 20 minutes on a 2-core VM).
 JOINT = (
     tuple(round(1.0 + 0.05 * i, 2) for i in range(9)),
     (0.65, 0.7, 0.75),
