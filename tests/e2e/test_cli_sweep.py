@@ -50,7 +50,7 @@ def test_concurrency_sweep_writes_endpoints_files(url: str, tmp_path: Path) -> N
     assert all(r["completed"] == 12 and r["failed"] == 0 for r in rows)
     # Four users get more tokens than one; each user's rate is 1000 / TPOT p90.
     # (How close it comes to the server's 500 tokens/s on a quiet machine:
-    # benchmarks/mock_fidelity.py.)
+    # benchmarks/client/mock_fidelity.py.)
     assert rows[1]["system_tps"] > rows[0]["system_tps"] > 0
     for row in rows:
         assert row["tps_per_user"] > 0

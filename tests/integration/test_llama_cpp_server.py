@@ -18,7 +18,7 @@ import pytest
 
 pytestmark = pytest.mark.integration
 
-HERE = Path(__file__).resolve().parents[2] / "benchmarks"
+HERE = Path(__file__).resolve().parents[2] / "benchmarks" / "client"
 
 
 def _llama_python() -> str:

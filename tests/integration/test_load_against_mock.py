@@ -1,7 +1,7 @@
 """Load points against the timed mock: counts, orderings and bounds no delay can break.
 
 How close the measured figures come to the configured ones is a benchmark
-(benchmarks/mock_fidelity.py): on a busy machine the server's sleeps and the
+(benchmarks/client/mock_fidelity.py): on a busy machine the server's sleeps and the
 client's wake-ups both run late. Here: nothing is measured faster than the
 server can answer, and a first token is timed at the first chunk, not the last.
 """

@@ -4,7 +4,7 @@ Each replica is a ``LiveSimulator`` with a prefix cache; requests arrive at
 given times, the router (``suts.routing``) picks a replica and hears of each
 completion when the simulated clock reaches it, as the HTTP client would.
 No wall clock is involved, so the outcome of a policy is exact and repeatable:
-what tests and ``benchmarks/fleet_routing.py`` compare policies on.
+what tests and ``benchmarks/perfmodel/fleet_routing.py`` compare policies on.
 Figures are simulated (derived), never measurements.
 """
 

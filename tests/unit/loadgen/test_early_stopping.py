@@ -72,7 +72,7 @@ def test_stream_estimate_needs_the_minimum() -> None:
 
 @pytest.mark.slow
 def test_stream_estimate_for_millions_of_queries() -> None:
-    # Speed is measured by benchmarks/bench_early_stopping.py, not asserted here.
+    # Speed is measured by benchmarks/engine/bench_early_stopping.py, not asserted here.
     estimate = stream_estimate(np.arange(5_000_000, dtype=np.int64), 0.9)
     assert estimate.ok and n_fits(5_000_000, estimate.t, 0.9)
 
