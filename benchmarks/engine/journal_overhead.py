@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -50,20 +51,24 @@ def child(variant: str, qps: float, duration_ms: int) -> dict[str, object]:
     options: dict[str, object] = {}
     journal = None
     folder = Path(tempfile.mkdtemp(prefix="journal_overhead_"))
-    if variant == "safe":
-        from infermeter.loadgen.journal import RecordJournal
-        from infermeter.loadgen.stop import StopSignal
+    # A safe run's journal is ~650 MB at 1M QPS for 10 s: never leave it behind.
+    try:
+        if variant == "safe":
+            from infermeter.loadgen.journal import RecordJournal
+            from infermeter.loadgen.stop import StopSignal
 
-        journal = RecordJournal(folder / "records.journal")
-        options = {"stop": StopSignal(grace_ns=10_000_000_000), "watcher": journal}
-    cpu0 = time.process_time()
-    start = time.perf_counter()
-    outcome = run_test(NullSUT(), InMemoryQSL(1024), settings, **options)  # type: ignore[arg-type]
-    wall = time.perf_counter() - start
-    cpu = time.process_time() - cpu0
-    if journal is not None:
-        journal.close()
-    size = sum(p.stat().st_size for p in folder.iterdir())
+            journal = RecordJournal(folder / "records.journal")
+            options = {"stop": StopSignal(grace_ns=10_000_000_000), "watcher": journal}
+        cpu0 = time.process_time()
+        start = time.perf_counter()
+        outcome = run_test(NullSUT(), InMemoryQSL(1024), settings, **options)  # type: ignore[arg-type]
+        wall = time.perf_counter() - start
+        cpu = time.process_time() - cpu0
+        if journal is not None:
+            journal.close()
+        size = sum(p.stat().st_size for p in folder.iterdir())
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     s = outcome.summary
     assert s is not None and s.issue_lateness is not None
     return {
