@@ -31,6 +31,7 @@ from infermeter.loadgen.logs.detail import (
     requested_entries,
     result_entries,
 )
+from infermeter.loadgen.metrics import summarize
 from infermeter.loadgen.rng import MT19937Stream
 from infermeter.loadgen.schedule import generate_loadable_sets, generate_queries
 from infermeter.loadgen.settings import (
@@ -41,7 +42,7 @@ from infermeter.loadgen.settings import (
     effective_settings,
 )
 from infermeter.loadgen.stop import StopSignal
-from infermeter.loadgen.summary import Summary, summarize
+from infermeter.loadgen.summary import Summary
 
 ENGINE_NAME = "infermeter native engine"
 PhaseHook = Callable[[str], None]
