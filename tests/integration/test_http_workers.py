@@ -199,7 +199,8 @@ def test_a_run_whose_worker_dies_is_invalid_with_the_worker_error(
     tmp_path: Path,
 ) -> None:
     from infermeter.loadgen.settings import Scenario
-    from infermeter.runs.run import RunRequest, execute
+    from infermeter.runs.request import RunRequest
+    from infermeter.runs.run import execute
 
     cfg = MockConfig(mode="timed", ttft="const:0.002", itl="const:0.001")
     with MockProcess(cfg) as url:
