@@ -43,6 +43,7 @@ from infermeter.loadgen.settings import (
 )
 from infermeter.loadgen.stop import StopSignal
 from infermeter.loadgen.summary import Summary
+from infermeter.version import __version__
 
 ENGINE_NAME = "infermeter native engine"
 PhaseHook = Callable[[str], None]
@@ -159,8 +160,6 @@ def _with_mode(eff: EffectiveSettings, mode: Mode) -> EffectiveSettings:
 def _log_header(ctx: _Context, eff: EffectiveSettings, warnings: Sequence[str]) -> None:
     log = ctx.outcome.detail
     now = ctx.clock.now_ns()
-    from infermeter import __version__
-
     log.log("loadgen_version", f"{__version__} @ {ENGINE_NAME}", now)
     log.log("loadgen_file_sha1", _engine_sha1s(), now)
     log.log("test_datetime", dt.datetime.now().strftime("%Y-%m-%dT%H:%M:%SZ"), now)

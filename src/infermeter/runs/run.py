@@ -48,6 +48,7 @@ from infermeter.runs.rundir import RunDir, claim_run_folder, provisional_meta
 from infermeter.runs.selfcert import CpuMeter
 from infermeter.runs.sim_endpoint import with_sim_defaults
 from infermeter.suts.registry import SutContext, create_sut
+from infermeter.version import __version__
 from infermeter.workloads.accuracy.scorer import score_accuracy_log
 from infermeter.workloads.benchmark import Benchmark
 from infermeter.workloads.datasets.base import DatasetQSL
@@ -447,8 +448,6 @@ def _public_options(options: dict[str, str]) -> dict[str, str]:
 
 
 def _engine_version() -> str:
-    from infermeter import __version__
-
     return __version__
 
 

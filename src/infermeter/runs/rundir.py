@@ -16,11 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from infermeter import __version__
 from infermeter.errors import ConfigError
 from infermeter.loadgen.journal import RecordJournal
 from infermeter.outfile import writable_folder
 from infermeter.runs.request import RunRequest
+from infermeter.version import __version__
 
 RUN_FILES = (
     "run.json",
