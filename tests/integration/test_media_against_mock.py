@@ -29,7 +29,8 @@ from infermeter.suts.openai_request import OpenAIConfig
 from infermeter.suts.registry import SutContext, create_sut
 from infermeter.testing import RecordingSink
 from infermeter.workloads.datasets.base import DatasetQSL, SampleSource
-from infermeter.workloads.datasets.media_files import EncodedMedia, sniff_mime
+from infermeter.workloads.datasets.encoded_media import EncodedMedia
+from infermeter.workloads.datasets.media_files import sniff_mime
 from infermeter.workloads.datasets.synthetic import SyntheticCaptions
 from infermeter.workloads.datasets.synthetic_media import (
     SyntheticSpeech,
