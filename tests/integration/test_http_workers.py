@@ -17,8 +17,9 @@ from infermeter.errors import ConfigError, SUTError
 from infermeter.runs.load import LoadSpec, run_load
 from infermeter.servers.faults import FaultConfig
 from infermeter.servers.mock import MockConfig, MockProcess
+from infermeter.suts.http_factory import create_http_sut
+from infermeter.suts.http_local import OpenAIHttpSUT
 from infermeter.suts.http_workers import MultiProcessHttpSUT
-from infermeter.suts.openai_http import OpenAIHttpSUT, create_http_sut
 from infermeter.suts.openai_request import OpenAIConfig
 from infermeter.suts.prompts import Prompt, SyntheticPrompts
 
