@@ -1,4 +1,4 @@
-"""Request bodies of the multimodal OpenAI APIs: image and audio chat parts, uploads.
+"""The multimodal OpenAI APIs: their names, paths and request shapes (chat parts, uploads).
 
 * chat with media: the text part, then each image as an ``image_url`` part
   holding a ``data:<mime>;base64,`` URL and each audio clip as an
@@ -11,8 +11,9 @@
 * ``videos``: ``POST /v1/videos`` (OpenAI's Videos API) as multipart/form-data,
   or JSON with ``video_form=json``.
 
-Bodies are bytes built once per sample; a multipart body carries its own
-boundary in its first line (``multipart_content_type`` reads it back).
+``openai_request.build_body`` builds each body from these parts, as bytes once per
+sample; a multipart body carries its own boundary in its first line
+(``multipart_content_type`` reads it back). Nothing here reads the config.
 """
 
 from __future__ import annotations
