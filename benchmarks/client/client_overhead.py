@@ -38,7 +38,7 @@ from typing import Any
 
 from infermeter.runs.load import LoadSpec, run_load
 from infermeter.servers.mock import MockConfig, MockProcess
-from infermeter.suts.openai_http import OpenAIHttpSUT
+from infermeter.suts.http_local import OpenAIHttpSUT
 from infermeter.suts.openai_request import OpenAIConfig
 from infermeter.suts.prompts import SyntheticPrompts
 

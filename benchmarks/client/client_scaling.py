@@ -25,7 +25,7 @@ from typing import Any
 
 from infermeter.runs.load import LoadSpec, run_load
 from infermeter.servers.mock import MockConfig, MockProcess
-from infermeter.suts.openai_http import create_http_sut
+from infermeter.suts.http_factory import create_http_sut
 from infermeter.suts.openai_request import OpenAIConfig
 from infermeter.suts.prompts import SyntheticPrompts
 

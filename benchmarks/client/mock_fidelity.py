@@ -18,7 +18,7 @@ import numpy as np
 from infermeter.runs.load import LoadSpec, run_load
 from infermeter.servers.mock import MockConfig, MockProcess
 from infermeter.servers.timing import Distribution, DistributionTiming, MockRequest
-from infermeter.suts.openai_http import OpenAIHttpSUT
+from infermeter.suts.http_local import OpenAIHttpSUT
 from infermeter.suts.openai_request import OpenAIConfig
 from infermeter.suts.prompts import SyntheticPrompts
 

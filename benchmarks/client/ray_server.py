@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.loadgen.settings import Scenario
-from infermeter.runs.run import RunReport, RunRequest, execute
+from infermeter.runs.request import RunRequest
+from infermeter.runs.run import RunReport, execute
 from infermeter.servers.mock import MockConfig, MockProcess
 from infermeter.workloads.datasets.factory import DatasetOptions
 from infermeter.workloads.datasets.lengths import parse_length

@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 
 from infermeter.loadgen.settings import Scenario
-from infermeter.runs.run import RunRequest, execute
+from infermeter.runs.request import RunRequest
+from infermeter.runs.run import execute
 from infermeter.workloads.datasets.factory import DatasetOptions
 from infermeter.workloads.datasets.lengths import parse_length
 

@@ -32,7 +32,8 @@ from infermeter.loadgen.settings import Scenario
 from infermeter.perfmodel.live import LiveSimulator
 from infermeter.perfmodel.systems import build_system
 from infermeter.runs.fleet_sim import FleetRequest, simulate_fleet
-from infermeter.runs.run import RunRequest, execute
+from infermeter.runs.request import RunRequest
+from infermeter.runs.run import execute
 from infermeter.servers.sim import SimConfig
 from infermeter.servers.sim_fleet import SimFleetProcess
 from infermeter.suts.routing import RoutingConfig, make_router

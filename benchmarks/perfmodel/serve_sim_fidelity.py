@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from infermeter.perfmodel.verdict import percentile_ns
-from infermeter.runs.run import RunRequest, execute
+from infermeter.runs.request import RunRequest
+from infermeter.runs.run import execute
 from infermeter.runs.sim_endpoint import with_sim_defaults
 from infermeter.servers.sim import SimConfig, SimServer
 

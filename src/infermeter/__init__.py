@@ -7,8 +7,6 @@ MLPerf log files. The command line is ``infermeter`` (``python -m infermeter``).
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from infermeter.errors import ConfigError, InfermeterError
 from infermeter.loadgen import (
     CompletionSink,
@@ -23,6 +21,7 @@ from infermeter.loadgen import (
     run_test,
     write_logs,
 )
+from infermeter.version import __version__
 
 __all__ = [
     "CompletionSink",

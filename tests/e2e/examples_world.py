@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from infermeter.loadgen.settings import Mode, Scenario
-from infermeter.runs.run import RunRequest, execute
+from infermeter.runs.request import RunRequest
+from infermeter.runs.run import execute
 from infermeter.testing import ManualClock
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,8 @@ from infermeter.cli.main import app
 from infermeter.loadgen.settings import Scenario
 from infermeter.report.html import build_report
 from infermeter.results.runfolder import load_run
-from infermeter.runs.run import RunRequest, execute
+from infermeter.runs.request import RunRequest
+from infermeter.runs.run import execute
 from infermeter.testing import ManualClock
 
 pytest.importorskip("infermeter.runs.run")

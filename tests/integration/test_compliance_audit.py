@@ -17,7 +17,8 @@ import pytest
 from infermeter.loadgen.settings import Scenario
 from infermeter.runs.compliance import AuditReport, run_audit
 from infermeter.runs.compliance.verify import first_values
-from infermeter.runs.run import RunRequest, execute
+from infermeter.runs.request import RunRequest
+from infermeter.runs.run import execute
 from infermeter.testing import ManualClock
 
 pytestmark = pytest.mark.integration

@@ -16,7 +16,8 @@ from infermeter.compat.logparse import read_accuracy
 from infermeter.errors import ConfigError
 from infermeter.loadgen.settings import Mode, Scenario
 from infermeter.results.runfolder import load_run
-from infermeter.runs.run import RunReport, RunRequest, execute
+from infermeter.runs.request import RunRequest
+from infermeter.runs.run import RunReport, execute
 
 pytestmark = pytest.mark.integration
 runner = CliRunner()

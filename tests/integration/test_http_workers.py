@@ -17,8 +17,9 @@ from infermeter.errors import ConfigError, SUTError
 from infermeter.runs.load import LoadSpec, run_load
 from infermeter.servers.faults import FaultConfig
 from infermeter.servers.mock import MockConfig, MockProcess
+from infermeter.suts.http_factory import create_http_sut
+from infermeter.suts.http_local import OpenAIHttpSUT
 from infermeter.suts.http_workers import MultiProcessHttpSUT
-from infermeter.suts.openai_http import OpenAIHttpSUT, create_http_sut
 from infermeter.suts.openai_request import OpenAIConfig
 from infermeter.suts.prompts import Prompt, SyntheticPrompts
 
@@ -199,7 +200,8 @@ def test_a_run_whose_worker_dies_is_invalid_with_the_worker_error(
     tmp_path: Path,
 ) -> None:
     from infermeter.loadgen.settings import Scenario
-    from infermeter.runs.run import RunRequest, execute
+    from infermeter.runs.request import RunRequest
+    from infermeter.runs.run import execute
 
     cfg = MockConfig(mode="timed", ttft="const:0.002", itl="const:0.001")
     with MockProcess(cfg) as url:

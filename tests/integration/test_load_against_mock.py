@@ -19,7 +19,7 @@ from infermeter.runs.load import LoadSpec, run_load
 from infermeter.runs.trace import Trace, TracePrompts
 from infermeter.servers.faults import FaultConfig
 from infermeter.servers.mock import MockConfig, MockProcess, MockServer
-from infermeter.suts.openai_http import OpenAIHttpSUT
+from infermeter.suts.http_local import OpenAIHttpSUT
 from infermeter.suts.openai_request import OpenAIConfig, Timeouts
 from infermeter.suts.prompts import SyntheticPrompts
 

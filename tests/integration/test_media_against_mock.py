@@ -23,13 +23,14 @@ from infermeter.loadgen.settings import Scenario
 from infermeter.servers.faults import FaultConfig
 from infermeter.servers.mock import MockConfig, MockServer
 from infermeter.servers.timing import MockRequest, TokenPlan
-from infermeter.suts.openai_http import OpenAIHttpSUT
+from infermeter.suts.http_local import OpenAIHttpSUT
 from infermeter.suts.openai_options import QSLPrompts
 from infermeter.suts.openai_request import OpenAIConfig
 from infermeter.suts.registry import SutContext, create_sut
 from infermeter.testing import RecordingSink
 from infermeter.workloads.datasets.base import DatasetQSL, SampleSource
-from infermeter.workloads.datasets.media_files import EncodedMedia, sniff_mime
+from infermeter.workloads.datasets.encoded_media import EncodedMedia
+from infermeter.workloads.datasets.media_files import sniff_mime
 from infermeter.workloads.datasets.synthetic import SyntheticCaptions
 from infermeter.workloads.datasets.synthetic_media import (
     SyntheticSpeech,
@@ -281,10 +282,10 @@ def test_bodies_are_built_when_samples_load_not_in_the_timed_run(
     with _openai_sut(server.url, qsl, "qwen3-vl-235b-a22b") as sut:
         assert sut.config.api == "chat"  # the benchmark's modality picked it
         qsl.load_samples(np.arange(3, dtype=np.int64))
-        assert sorted(sut._bodies) == [0, 1, 2]  # before any request was sent
+        assert sorted(sut.exchange.bodies) == [0, 1, 2]  # before any request was sent
         assert server.mock.stats["requests"] == 0
         qsl.unload_samples(np.arange(3, dtype=np.int64))
-        assert sut._bodies == {}
+        assert sut.exchange.bodies == {}
 
 
 def test_a_dataset_without_audio_stops_at_load(server: MockServer) -> None:

@@ -14,7 +14,7 @@ from infermeter.errors import ConfigError
 from infermeter.loadgen.interfaces import QueryBatch
 from infermeter.servers.faults import FaultConfig
 from infermeter.servers.mock import MockConfig, MockServer
-from infermeter.suts.openai_http import OpenAIHttpSUT
+from infermeter.suts.http_local import OpenAIHttpSUT
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig, Timeouts
 from infermeter.suts.prompts import Prompt, SyntheticPrompts
 from infermeter.testing import RecordingSink
@@ -72,7 +72,8 @@ def test_chunk_count_fallback_without_usage(server: MockServer) -> None:
     with _sut(server.url, include_usage=False) as sut:
         sink = _run(sut, 5)
     assert {t for t, _ in sink.completed.values()} == {4}
-    assert sut.tally.from_delta_events == 5 and sut.tally.from_usage == 0
+    tally = sut.exchange.tally
+    assert tally.from_delta_events == 5 and tally.from_usage == 0
     assert sut.stats()["token_counts"]["source"] == "delta_events"
 
 
@@ -86,7 +87,7 @@ def test_tokenizer_discrepancy_figure(server: MockServer, tmp_path: Path) -> Non
     tok.save(str(path))
     with _sut(server.url, tokenizer_file=str(path)) as sut:
         _run(sut, 8)
-    counted = sut.tally
+    counted = sut.exchange.tally
     assert counted.both_samples == 8 and counted.usage_tokens == 32
     assert counted.discrepancy == pytest.approx((counted.tokenizer_tokens - 32) / 32)
     assert counted.tokenizer_tokens > 32

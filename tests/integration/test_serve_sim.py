@@ -15,7 +15,8 @@ import pytest
 from infermeter.errors import ConfigError
 from infermeter.loadgen.settings import Scenario
 from infermeter.perfmodel.verdict import percentile_ns
-from infermeter.runs.run import RunRequest, execute
+from infermeter.runs.request import RunRequest
+from infermeter.runs.run import execute
 from infermeter.servers.sim import RID_HEADER, SimConfig, SimServer
 from infermeter.workloads.datasets.factory import DatasetOptions
 from infermeter.workloads.datasets.lengths import LengthSpec

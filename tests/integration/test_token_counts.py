@@ -19,7 +19,7 @@ from tests.cli_main import run_main
 from infermeter.loadgen.interfaces import QueryBatch
 from infermeter.servers.background import ThreadedServer
 from infermeter.servers.mock import MockConfig, MockServer
-from infermeter.suts.openai_http import OpenAIHttpSUT
+from infermeter.suts.http_local import OpenAIHttpSUT
 from infermeter.suts.openai_request import OpenAIConfig
 from infermeter.suts.prompts import SyntheticPrompts
 from infermeter.suts.token_count import describe, is_estimate

@@ -18,7 +18,7 @@ from infermeter.cli.main import EXIT_INVALID, EXIT_OK, app
 
 if TYPE_CHECKING:
     from infermeter.runs.compliance import AuditReport, ComplianceResult
-    from infermeter.runs.run import RunRequest
+    from infermeter.runs.request import RunRequest
 
 Opt = typer.Option
 console = Console(highlight=False)

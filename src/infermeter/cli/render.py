@@ -18,7 +18,8 @@ from rich.progress import (
 from rich.table import Table
 
 from infermeter.cli.tables import print_table
-from infermeter.runs.run import RunReport, RunRequest
+from infermeter.runs.request import RunRequest
+from infermeter.runs.run import RunReport
 from infermeter.throughput import definition, format_rate
 
 console = Console(highlight=False)

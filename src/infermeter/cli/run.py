@@ -254,7 +254,8 @@ def run_command(
     from infermeter.loadgen.settings import Mode, Scenario
     from infermeter.loadgen.stop import StopSignal
     from infermeter.runs.interrupt import stop_on_signals
-    from infermeter.runs.run import RunRequest, execute
+    from infermeter.runs.request import RunRequest
+    from infermeter.runs.run import execute
 
     options = parse_key_values(sut_opt, flag="--sut-opt")
     options.update(

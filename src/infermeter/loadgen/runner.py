@@ -31,6 +31,7 @@ from infermeter.loadgen.logs.detail import (
     requested_entries,
     result_entries,
 )
+from infermeter.loadgen.metrics import summarize
 from infermeter.loadgen.rng import MT19937Stream
 from infermeter.loadgen.schedule import generate_loadable_sets, generate_queries
 from infermeter.loadgen.settings import (
@@ -41,7 +42,8 @@ from infermeter.loadgen.settings import (
     effective_settings,
 )
 from infermeter.loadgen.stop import StopSignal
-from infermeter.loadgen.summary import Summary, summarize
+from infermeter.loadgen.summary import Summary
+from infermeter.version import __version__
 
 ENGINE_NAME = "infermeter native engine"
 PhaseHook = Callable[[str], None]
@@ -158,8 +160,6 @@ def _with_mode(eff: EffectiveSettings, mode: Mode) -> EffectiveSettings:
 def _log_header(ctx: _Context, eff: EffectiveSettings, warnings: Sequence[str]) -> None:
     log = ctx.outcome.detail
     now = ctx.clock.now_ns()
-    from infermeter import __version__
-
     log.log("loadgen_version", f"{__version__} @ {ENGINE_NAME}", now)
     log.log("loadgen_file_sha1", _engine_sha1s(), now)
     log.log("test_datetime", dt.datetime.now().strftime("%Y-%m-%dT%H:%M:%SZ"), now)

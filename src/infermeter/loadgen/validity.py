@@ -6,27 +6,14 @@ LoadGen's ``results.cc`` rules (spec sections 2.3 and 2.4), applied to a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
 import numpy as np
 import numpy.typing as npt
 
 from infermeter.loadgen import early_stopping as es
 from infermeter.loadgen.settings import NS_PER_MS, NS_PER_S, Scenario
-
-if TYPE_CHECKING:
-    from infermeter.loadgen.summary import LatencyStats, Summary
+from infermeter.loadgen.summary import EarlyStoppingResult, LatencyStats, Summary
 
 I64 = npt.NDArray[np.int64]
-
-
-@dataclass(slots=True)
-class EarlyStoppingResult:
-    ok: bool
-    text: str  # lines as LoadGen prints them under "Early Stopping Result:"
-    estimate_ns: int = 0
-    estimate_99_ns: int = 0
 
 
 def judge(s: Summary) -> None:

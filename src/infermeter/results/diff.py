@@ -16,7 +16,8 @@ import numpy as np
 import numpy.typing as npt
 
 from infermeter.errors import ConfigError
-from infermeter.results.runfolder import Records, RunFolder
+from infermeter.results.records import Records
+from infermeter.results.runfolder import RunFolder
 from infermeter.throughput import run_rate
 
 EXIT_WORSE = 4

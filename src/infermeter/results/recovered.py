@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from infermeter.results.runfolder import Records
+from infermeter.results.records import Records
 
 PERCENTILES = (0.50, 0.90, 0.95, 0.97, 0.99, 0.999)
 

@@ -9,72 +9,25 @@ has no records.npz (its records are the accuracy log).
 from __future__ import annotations
 
 import json
-import zipfile
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
 from infermeter.errors import StoreError, StorePathError
-from infermeter.loadgen.journal import read_journal
+from infermeter.results.records import (
+    Records,
+    no_records,
+    read_journal_records,
+    read_records,
+)
+from infermeter.results.recovered import recovered_metrics
 
 RUN_JSON = "run.json"
 RECORDS = "records.npz"
 JOURNAL = "records.journal"
 SUPPORTED_SCHEMA = 1
-RECORD_ARRAYS = (
-    "scheduled_ns",
-    "issued_ns",
-    "first_token_ns",
-    "completed_ns",
-    "sample_index",
-    "query_index",
-    "n_tokens",
-    "status",
-)
 REQUIRED_KEYS = ("run_id", "benchmark", "scenario", "verdict", "metrics")
-
-I64 = npt.NDArray[np.int64]
-
-
-@dataclass(frozen=True, slots=True)
-class Records:
-    """One row per issued sample; times in ns from run start, -1 = never."""
-
-    scheduled_ns: I64
-    issued_ns: I64
-    first_token_ns: I64
-    completed_ns: I64
-    sample_index: I64
-    query_index: I64
-    n_tokens: I64
-    status: npt.NDArray[np.uint8]
-    status_reasons: tuple[str, ...] = ()
-
-    @property
-    def ok(self) -> npt.NDArray[np.bool_]:
-        """Samples that completed without error."""
-        ok: npt.NDArray[np.bool_] = (self.status == 0) & (self.completed_ns >= 0)
-        return ok
-
-    def latency_ns(self) -> I64:
-        """Latency of successful samples, counted from the scheduled time (MLPerf)."""
-        ok = self.ok
-        return (self.completed_ns[ok] - self.scheduled_ns[ok]).astype(np.int64)
-
-    def ttft_ns(self) -> I64:
-        """Time to first token of successful samples that reported one."""
-        ok = self.ok & (self.first_token_ns >= 0)
-        return (self.first_token_ns[ok] - self.scheduled_ns[ok]).astype(np.int64)
-
-    def tpot_ns(self) -> npt.NDArray[np.float64]:
-        """Time per output token after the first (samples with two or more tokens)."""
-        ok = self.ok & (self.first_token_ns >= 0) & (self.n_tokens > 1)
-        span = (self.completed_ns[ok] - self.first_token_ns[ok]).astype(np.float64)
-        return span / (self.n_tokens[ok] - 1)
 
 
 @dataclass(frozen=True)
@@ -125,7 +78,7 @@ class RunFolder:
             return read_journal_records(self.path / JOURNAL)
         if RECORDS in _listed_files(self.meta) or (self.path / RECORDS).exists():
             return read_records(self.path / RECORDS)
-        return _no_records()
+        return no_records()
 
 
 def load_run(path: str | Path) -> RunFolder:
@@ -145,8 +98,6 @@ def load_run(path: str | Path) -> RunFolder:
         )
     run = RunFolder(folder, meta)
     if run.incomplete and not run.metrics:
-        from infermeter.results.recovered import recovered_metrics
-
         meta["metrics"] = recovered_metrics(run.records, run.scenario)
     return run
 
@@ -184,43 +135,3 @@ def _listed_files(meta: dict[str, Any]) -> list[str]:
         return names  # records.journal, or the accuracy log, instead
     # records.npz is expected even when an older writer did not list it.
     return names if RECORDS in names else [*names, RECORDS]
-
-
-def read_records(path: Path) -> Records:
-    """Load records.npz, turning a damaged file into one StoreError line."""
-    try:
-        with np.load(path, allow_pickle=False) as npz:
-            arrays = {name: np.asarray(npz[name]) for name in npz.files}
-    except FileNotFoundError:
-        raise StoreError(f"{str(path)!r} not found; restore it or rerun.") from None
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise StoreError(f"{str(path)!r} is unreadable ({exc}); rerun.") from None
-    missing = [name for name in RECORD_ARRAYS if name not in arrays]
-    if missing:
-        raise StoreError(f"{str(path)!r} lacks arrays {', '.join(missing)}.")
-    return _records_of(arrays)
-
-
-def read_journal_records(path: Path) -> Records:
-    """The records a killed run streamed to its journal."""
-    try:
-        arrays = read_journal(path)
-    except FileNotFoundError:
-        return _no_records()
-    except (OSError, ValueError) as exc:
-        raise StoreError(f"{str(path)!r} is unreadable ({exc}).") from None
-    return _records_of(arrays)
-
-
-def _records_of(arrays: dict[str, Any]) -> Records:
-    reasons = tuple(str(r) for r in arrays.get("status_reasons", np.array([], str)))
-    return Records(
-        **{name: arrays[name].astype(np.int64) for name in RECORD_ARRAYS[:-1]},
-        status=arrays["status"].astype(np.uint8),
-        status_reasons=reasons,
-    )
-
-
-def _no_records() -> Records:
-    empty = np.zeros(0, dtype=np.int64)
-    return Records(*(empty,) * 7, status=np.zeros(0, dtype=np.uint8))

@@ -9,8 +9,8 @@ import numpy as np
 import numpy.typing as npt
 
 from infermeter.loadgen.engine import PhaseResult
+from infermeter.loadgen.metrics import sample_origins
 from infermeter.loadgen.runner import RunOutcome
-from infermeter.loadgen.summary import sample_origins
 from infermeter.runs.fleet_stats import fleet_block
 from infermeter.runs.selfcert import CertBounds, CpuMeter, certify
 

@@ -26,7 +26,7 @@ from infermeter.runs.sweep import (
     sweep,
 )
 from infermeter.runs.trace import TracePrompts, load_trace
-from infermeter.suts.openai_http import create_http_sut
+from infermeter.suts.http_factory import create_http_sut
 from infermeter.suts.openai_options import QSLPrompts, config_from_options
 from infermeter.suts.openai_request import OpenAIConfig
 from infermeter.suts.prompts import PromptSource, SyntheticPrompts

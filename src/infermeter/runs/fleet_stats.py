@@ -13,8 +13,8 @@ import numpy as np
 import numpy.typing as npt
 
 from infermeter.loadgen.engine import PhaseResult
+from infermeter.loadgen.metrics import sample_origins
 from infermeter.loadgen.records import STATUS_OK, UNSET
-from infermeter.loadgen.summary import sample_origins
 
 I64 = npt.NDArray[np.int64]
 PERCENTILES = (50, 90, 99)

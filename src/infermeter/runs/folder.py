@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from infermeter import __version__
 from infermeter.loadgen.logs.files import LogOutput, write_logs
 from infermeter.loadgen.runner import RunOutcome
 from infermeter.loadgen.settings import EffectiveSettings, RunSettings
 from infermeter.loadgen.summary import LatencyStats, Summary
+from infermeter.version import __version__
 
 SCHEMA_VERSION = 1
 # The effective settings run.json keeps, for both engines.

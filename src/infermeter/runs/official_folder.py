@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from infermeter import __version__
 from infermeter.compat.official import (
     ENGINE_NAME,
     OfficialOutcome,
@@ -23,6 +22,7 @@ from infermeter.compat.official import (
     verdict_reasons,
 )
 from infermeter.runs.folder import EFFECTIVE_KEYS, SCHEMA_VERSION, environment
+from infermeter.version import __version__
 
 
 def engine_meta() -> dict[str, str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,14 +43,16 @@ from infermeter.runs.guard import (
     watch_reachability,
 )
 from infermeter.runs.official_folder import engine_meta, write_official_folder
+from infermeter.runs.request import RunRequest
 from infermeter.runs.rundir import RunDir, claim_run_folder, provisional_meta
 from infermeter.runs.selfcert import CpuMeter
+from infermeter.runs.sim_endpoint import with_sim_defaults
 from infermeter.suts.registry import SutContext, create_sut
+from infermeter.version import __version__
 from infermeter.workloads.accuracy.scorer import score_accuracy_log
 from infermeter.workloads.benchmark import Benchmark
 from infermeter.workloads.datasets.base import DatasetQSL
 from infermeter.workloads.datasets.factory import (
-    DatasetOptions,
     build_qsl,
     prompt_shape_of,
 )
@@ -74,35 +76,6 @@ OVERRIDABLE = {
     "single_stream_expected_latency_ns",
     "multi_stream_expected_latency_ns",
 }
-
-
-@dataclass
-class RunRequest:
-    """Everything ``infermeter run`` was asked for."""
-
-    benchmark: str = "llama2-70b"
-    scenario: Scenario = Scenario.SERVER
-    mode: Mode = Mode.PERFORMANCE_ONLY
-    sut: str = "sim"  # a simulated 8x H100 endpoint on loopback (runs/sim_endpoint.py)
-    sut_options: dict[str, str] = field(default_factory=dict)
-    user_conf: Path | None = None
-    target_qps: float | None = None
-    overrides: dict[str, Any] = field(default_factory=dict)
-    dataset: Path | None = None
-    dataset_format: str | None = None
-    dataset_options: DatasetOptions = field(default_factory=DatasetOptions)
-    total_sample_count: int | None = None
-    output_dir: Path | None = None
-    trace: bool = False
-    store: Path | None = None
-    index: bool = True
-    engine: str = "native"  # or "mlcommons": the official LoadGen wheel
-    # Prometheus /metrics to scrape: None = each endpoint's own, [] = none.
-    metrics_urls: list[str] | None = None
-    metrics_interval_s: float = 1.0
-    preflight: bool = True  # check an openai endpoint before sending load
-    audit_config: Path | None = None  # an MLPerf audit.config, applied last
-    force: bool = False  # replace a run already in output_dir
 
 
 @dataclass
@@ -195,8 +168,6 @@ def execute(
         )
     bench = _benchmark(request.benchmark)
     if request.sut == "sim":
-        from infermeter.runs.sim_endpoint import with_sim_defaults
-
         request = with_sim_defaults(request, bench.name)
     request = _tokenizer_counts_answers(request)
     settings, warnings = build_settings(request, bench)
@@ -477,8 +448,6 @@ def _public_options(options: dict[str, str]) -> dict[str, str]:
 
 
 def _engine_version() -> str:
-    from infermeter import __version__
-
     return __version__
 
 

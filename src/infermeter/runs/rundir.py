@@ -14,15 +14,13 @@ import json
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from infermeter import __version__
 from infermeter.errors import ConfigError
 from infermeter.loadgen.journal import RecordJournal
 from infermeter.outfile import writable_folder
-
-if TYPE_CHECKING:
-    from infermeter.runs.run import RunRequest
+from infermeter.runs.request import RunRequest
+from infermeter.version import __version__
 
 RUN_FILES = (
     "run.json",

@@ -26,7 +26,7 @@ from infermeter.results.compare import Comparison
 from infermeter.results.headline import headline_results
 from infermeter.results.published import PublishedResult
 from infermeter.results.service import compare_run
-from infermeter.runs.run import RunRequest
+from infermeter.runs.request import RunRequest
 from infermeter.servers.sim import SimConfig, SimProcess, describe
 from infermeter.suts.registry import SutContext, create_sut, register
 from infermeter.workloads.datasets.lengths import LengthSpec

@@ -25,23 +25,20 @@ import itertools
 import math
 import struct
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 from aiohttp import web
 
 from infermeter.servers import media_checks as checks
-from infermeter.servers.faults import Fault
+from infermeter.servers.faults import Fault, FaultConfig, FaultPicker
 from infermeter.servers.mock_stream import ParsedRequest, respond
-from infermeter.servers.timing import MockRequest, TokenPlan
+from infermeter.servers.timing import MockRequest, TokenPlan, TokenTiming
 from infermeter.workloads.datasets.media_files import png_bytes
-
-if TYPE_CHECKING:
-    from infermeter.servers.mock import MockApp
 
 TOKENS_PER_AUDIO_SECOND = 3.0  # ~150 spoken words a minute, ~1.3 tokens a word
 MAX_TRANSCRIPT_TOKENS = 448  # Whisper's decoder length
@@ -104,10 +101,40 @@ class _Job:
         }
 
 
+class MediaSettings(Protocol):
+    """The settings the media routes read (``mock.MockConfig`` has them)."""
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def check_model(self) -> bool: ...
+    @property
+    def video_sync(self) -> bool: ...
+    @property
+    def faults(self) -> FaultConfig: ...
+
+
+class MediaHost(Protocol):
+    """What the media routes share with the app serving them (``mock.MockApp``).
+
+    A protocol, so this module needs nothing of ``mock`` (which builds the routes).
+    """
+
+    timing: TokenTiming
+    picker: FaultPicker | None
+    stats: Counter[str]
+    in_flight: int
+
+    @property
+    def config(self) -> MediaSettings: ...
+
+    def record(self, route: str, summary: dict[str, Any]) -> None: ...
+
+
 class MediaRoutes:
     """The multimodal routes of one ``MockApp`` (its timing, faults, counters and log)."""
 
-    def __init__(self, owner: MockApp) -> None:
+    def __init__(self, owner: MediaHost) -> None:
         self.owner = owner
         self._jobs: OrderedDict[str, _Job] = OrderedDict()
         self._ids = itertools.count(1)

@@ -27,7 +27,13 @@ from infermeter.loadgen.interfaces import IdArray
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig
 from infermeter.suts.prompts import PromptSource
 from infermeter.suts.remote import ClientLost, RemoteClientSUT
-from infermeter.suts.remote_agent import Event, portable_prompts
+from infermeter.suts.remote_agent import (
+    Event,
+    RemoteAgent,
+    host_identity,
+    portable_prompts,
+    process_cpu_s,
+)
 
 START_TIMEOUT_S = 120.0  # spawning and importing on a loaded machine
 CALL_TIMEOUT_S = 60.0
@@ -48,8 +54,6 @@ def _worker(
     prompts_pickle: bytes,
     key: str | None,
 ) -> None:
-    from infermeter.suts.remote_agent import RemoteAgent, host_identity, process_cpu_s
-
     # Ctrl-C reaches the whole process group: the parent stops its workers itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:

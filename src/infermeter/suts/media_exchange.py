@@ -30,6 +30,7 @@ import numpy as np
 
 from infermeter.errors import SUTProtocolError
 from infermeter.loadgen.interfaces import CompletionSink
+from infermeter.suts.http_wire import HttpStatusError
 from infermeter.suts.openai_media import MEDIA_APIS, multipart_content_type
 from infermeter.suts.openai_request import OpenAIConfig
 from infermeter.suts.sse import (
@@ -58,12 +59,6 @@ def response_bytes(outcome: StreamOutcome) -> bytes:
             return outcome.payload
         return base64.b64decode(outcome.payload)
     return outcome.text.encode()
-
-
-def _status_error(status: int, body: bytes) -> Exception:
-    from infermeter.suts.openai_http import HttpStatusError  # imports this module
-
-    return HttpStatusError(status, body)
 
 
 def _json(body: bytes, what: str) -> dict[str, Any]:
@@ -213,7 +208,7 @@ class MediaExchange:
         async with session.post(url, data=body, headers=self._headers(body)) as resp:
             self._reached()
             if resp.status not in (200, 201, 202):
-                raise _status_error(resp.status, await resp.read())
+                raise HttpStatusError(resp.status, await resp.read())
             ctype = resp.headers.get("Content-Type", "")
             if self.config.api == "transcriptions" and "event-stream" in ctype:
                 return await self._stream(resp, sink, ids, state, scope, total)
@@ -277,7 +272,7 @@ class MediaExchange:
         async with session.get(url, headers=self._auth) as resp:
             body = await resp.read()
             if resp.status != 200:
-                raise _status_error(resp.status, body)
+                raise HttpStatusError(resp.status, body)
             return body
 
 

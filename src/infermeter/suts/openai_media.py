@@ -1,4 +1,4 @@
-"""Request bodies of the multimodal OpenAI APIs: image and audio chat parts, uploads.
+"""The multimodal OpenAI APIs: their names, paths and request shapes (chat parts, uploads).
 
 * chat with media: the text part, then each image as an ``image_url`` part
   holding a ``data:<mime>;base64,`` URL and each audio clip as an
@@ -11,8 +11,9 @@
 * ``videos``: ``POST /v1/videos`` (OpenAI's Videos API) as multipart/form-data,
   or JSON with ``video_form=json``.
 
-Bodies are bytes built once per sample; a multipart body carries its own
-boundary in its first line (``multipart_content_type`` reads it back).
+``openai_request.build_body`` builds each body from these parts, as bytes once per
+sample; a multipart body carries its own boundary in its first line
+(``multipart_content_type`` reads it back). Nothing here reads the config.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from infermeter.errors import ConfigError
 from infermeter.suts.prompts import MediaLike, Prompt
 
 if TYPE_CHECKING:
-    from infermeter.suts.openai_request import OpenAIConfig
     from infermeter.suts.registry import SutContext
 
 MEDIA_APIS = ("transcriptions", "images", "videos")
@@ -50,90 +50,6 @@ RESPONSE_FORMATS = {
 }
 VIDEO_FORMS = ("multipart", "json")
 AUDIO_FORMATS = {"audio/wav": "wav", "audio/mpeg": "mp3", "audio/flac": "flac"}
-
-
-def validate(config: OpenAIConfig) -> None:
-    """One-line errors for media settings that cannot work."""
-    allowed = RESPONSE_FORMATS.get(config.api)
-    if config.response_format is not None and allowed is None:
-        raise ConfigError(
-            f"response_format applies to the transcriptions and images APIs, "
-            f"not --api {config.api}"
-        )
-    if allowed is not None and config.response_format not in (None, *allowed):
-        raise ConfigError(
-            f"response_format={config.response_format!r} is not valid for "
-            f"{config.api}; use one of {', '.join(allowed)}"
-        )
-    if config.video_form not in VIDEO_FORMS:
-        raise ConfigError(
-            f"video_form={config.video_form!r}: use {' or '.join(VIDEO_FORMS)}"
-        )
-    if config.poll_interval_s <= 0:
-        raise ConfigError(
-            f"poll_interval must be > 0 seconds (got {config.poll_interval_s:g})"
-        )
-
-
-def media_body(config: OpenAIConfig, prompt: Prompt) -> bytes:
-    """The body of a transcriptions, images or videos request."""
-    if config.api == "transcriptions":
-        return _transcription(config, prompt)
-    if config.api == "images":
-        body: dict[str, Any] = {
-            "model": config.model,
-            "prompt": _text(prompt, config.api),
-            "n": 1,
-            "response_format": config.response_format or "b64_json",
-        }
-        if config.size:
-            body["size"] = config.size
-        body.update(config.extra_body)
-        return json.dumps(body, separators=(",", ":")).encode()
-    return _video(config, prompt)
-
-
-def _text(prompt: Prompt, api: str) -> str:
-    if prompt.text:
-        return prompt.text
-    raise ConfigError(
-        f"The {api} API needs a text prompt per sample, but the dataset gives none"
-    )
-
-
-def _transcription(config: OpenAIConfig, prompt: Prompt) -> bytes:
-    audio = [m for m in prompt.media if m.mime.startswith("audio/")]
-    if not audio:
-        raise ConfigError(
-            "The transcriptions API needs an audio file per sample, but the dataset "
-            "gives none; use a speech dataset (e.g. --dataset-format librispeech)"
-        )
-    fields: dict[str, Any] = {
-        "model": config.model,
-        "response_format": config.response_format or "json",
-    }
-    if config.temperature is not None:
-        fields["temperature"] = config.temperature
-    if prompt.text:
-        fields["prompt"] = prompt.text  # Whisper's context prompt
-    if config.max_tokens is not None:
-        fields["max_completion_tokens"] = config.max_tokens
-    if config.stream:
-        fields["stream"] = True
-        if config.include_usage:
-            fields["stream_include_usage"] = True  # vLLM: usage in the last chunk
-    fields.update(config.extra_body)
-    return multipart(fields, [("file", audio[0])])
-
-
-def _video(config: OpenAIConfig, prompt: Prompt) -> bytes:
-    fields: dict[str, Any] = {"model": config.model, "prompt": _text(prompt, "videos")}
-    if config.size:
-        fields["size"] = config.size
-    fields.update(config.extra_body)
-    if config.video_form == "json":
-        return json.dumps(fields, separators=(",", ":")).encode()
-    return multipart(fields, [])
 
 
 def chat_messages(prompt: Prompt) -> list[dict[str, Any]]:

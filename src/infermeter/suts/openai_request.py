@@ -2,7 +2,8 @@
 
 The API key lives only in ``ApiKey`` (never in ``repr``, ``params()``, logs or
 errors); ``OpenAIConfig.params()`` is what may be written to a run folder.
-Media request bodies (image parts, uploads) are built in ``openai_media``.
+Media request bodies are built here from ``openai_media``'s parts and multipart
+encoding.
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ class OpenAIConfig:
                 f"max_connections ({self.max_connections}) and workers "
                 f"({self.workers}) must be >= 1"
             )
-        openai_media.validate(self)
+        _validate_media(self)
 
     @property
     def urls(self) -> tuple[str, ...]:
@@ -166,7 +167,7 @@ class OpenAIConfig:
 def build_body(config: OpenAIConfig, prompt: Prompt) -> bytes:
     """The request body for ``prompt`` under ``config``'s shaping rules."""
     if config.api in openai_media.MEDIA_APIS:
-        return openai_media.media_body(config, prompt)
+        return _media_body(config, prompt)
     body: dict[str, Any] = {"model": config.model}
     if config.api == "chat":
         body["messages"] = _messages(prompt)
@@ -212,3 +213,87 @@ def _completion_prompt(prompt: Prompt) -> str | list[int]:
     if prompt.messages:
         return "\n".join(m.get("content", "") for m in prompt.messages)
     raise ConfigError("A prompt has neither text, messages nor token ids")
+
+
+def _validate_media(config: OpenAIConfig) -> None:
+    """One-line errors for media settings that cannot work."""
+    allowed = openai_media.RESPONSE_FORMATS.get(config.api)
+    if config.response_format is not None and allowed is None:
+        raise ConfigError(
+            f"response_format applies to the transcriptions and images APIs, "
+            f"not --api {config.api}"
+        )
+    if allowed is not None and config.response_format not in (None, *allowed):
+        raise ConfigError(
+            f"response_format={config.response_format!r} is not valid for "
+            f"{config.api}; use one of {', '.join(allowed)}"
+        )
+    if config.video_form not in openai_media.VIDEO_FORMS:
+        raise ConfigError(
+            f"video_form={config.video_form!r}: use {' or '.join(openai_media.VIDEO_FORMS)}"
+        )
+    if config.poll_interval_s <= 0:
+        raise ConfigError(
+            f"poll_interval must be > 0 seconds (got {config.poll_interval_s:g})"
+        )
+
+
+def _media_body(config: OpenAIConfig, prompt: Prompt) -> bytes:
+    """The body of a transcriptions, images or videos request."""
+    if config.api == "transcriptions":
+        return _transcription(config, prompt)
+    if config.api == "images":
+        body: dict[str, Any] = {
+            "model": config.model,
+            "prompt": _text(prompt, config.api),
+            "n": 1,
+            "response_format": config.response_format or "b64_json",
+        }
+        if config.size:
+            body["size"] = config.size
+        body.update(config.extra_body)
+        return json.dumps(body, separators=(",", ":")).encode()
+    return _video(config, prompt)
+
+
+def _text(prompt: Prompt, api: str) -> str:
+    if prompt.text:
+        return prompt.text
+    raise ConfigError(
+        f"The {api} API needs a text prompt per sample, but the dataset gives none"
+    )
+
+
+def _transcription(config: OpenAIConfig, prompt: Prompt) -> bytes:
+    audio = [m for m in prompt.media if m.mime.startswith("audio/")]
+    if not audio:
+        raise ConfigError(
+            "The transcriptions API needs an audio file per sample, but the dataset "
+            "gives none; use a speech dataset (e.g. --dataset-format librispeech)"
+        )
+    fields: dict[str, Any] = {
+        "model": config.model,
+        "response_format": config.response_format or "json",
+    }
+    if config.temperature is not None:
+        fields["temperature"] = config.temperature
+    if prompt.text:
+        fields["prompt"] = prompt.text  # Whisper's context prompt
+    if config.max_tokens is not None:
+        fields["max_completion_tokens"] = config.max_tokens
+    if config.stream:
+        fields["stream"] = True
+        if config.include_usage:
+            fields["stream_include_usage"] = True  # vLLM: usage in the last chunk
+    fields.update(config.extra_body)
+    return openai_media.multipart(fields, [("file", audio[0])])
+
+
+def _video(config: OpenAIConfig, prompt: Prompt) -> bytes:
+    fields: dict[str, Any] = {"model": config.model, "prompt": _text(prompt, "videos")}
+    if config.size:
+        fields["size"] = config.size
+    fields.update(config.extra_body)
+    if config.video_form == "json":
+        return json.dumps(fields, separators=(",", ":")).encode()
+    return openai_media.multipart(fields, [])

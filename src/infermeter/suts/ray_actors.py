@@ -33,7 +33,13 @@ from infermeter.loadgen.interfaces import IdArray
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig
 from infermeter.suts.prompts import PromptSource
 from infermeter.suts.remote import ClientLost, RemoteClientSUT
-from infermeter.suts.remote_agent import Event, portable_prompts
+from infermeter.suts.remote_agent import (
+    Event,
+    RemoteAgent,
+    host_identity,
+    portable_prompts,
+    process_cpu_s,
+)
 
 ISSUE_AHEAD_NS = 100_000_000  # Ray calls take ~1 ms, more on a loaded node
 FLUSH_S = 0.01  # slices are gathered this long before one call per actor
@@ -63,8 +69,6 @@ class AgentActor:
     """The body of one Ray actor: a ``RemoteAgent`` and a buffer of its events."""
 
     def __init__(self, config: OpenAIConfig, prompts: bytes, key: str | None) -> None:
-        from infermeter.suts.remote_agent import RemoteAgent
-
         self._events: list[Event] = []
         self._cond = threading.Condition()
         self._agent = RemoteAgent(config, pickle.loads(prompts), key, emit=self._emit)
@@ -75,8 +79,6 @@ class AgentActor:
             self._cond.notify_all()
 
     def ready(self) -> dict[str, Any]:
-        from infermeter.suts.remote_agent import host_identity
-
         return {**host_identity(), "ready_ns": time.perf_counter_ns()}
 
     def submit(self, parts: list[tuple[Any, ...]]) -> None:
@@ -97,8 +99,6 @@ class AgentActor:
         return self._agent.report()
 
     def cpu(self) -> float:
-        from infermeter.suts.remote_agent import process_cpu_s
-
         return process_cpu_s()
 
     def reset(self) -> None:

@@ -24,7 +24,7 @@ from infermeter.clock import Clock, MonotonicClock
 from infermeter.errors import ConfigError, SUTError
 from infermeter.loadgen.interfaces import CompletionSink, IdArray, QueryBatch
 from infermeter.suts.openai_request import OpenAIConfig
-from infermeter.suts.remote_agent import Event
+from infermeter.suts.remote_agent import Event, host_identity
 from infermeter.suts.remote_clock import ClockSync, measure_offset
 
 
@@ -383,6 +383,4 @@ def merge_stats(parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _local_boot_id() -> str:
-    from infermeter.suts.remote_agent import host_identity
-
     return str(host_identity()["boot_id"])

@@ -33,6 +33,7 @@ import numpy.typing as npt
 from infermeter.clock import MonotonicClock
 from infermeter.errors import ConfigError
 from infermeter.loadgen.interfaces import IdArray, QueryBatch, ResponseData, Stamps
+from infermeter.suts.http_local import OpenAIHttpSUT
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig
 from infermeter.suts.prompts import Prompt, PromptSource
 
@@ -150,8 +151,6 @@ class RemoteAgent:
         api_key: str | None,
         emit: Emit,
     ) -> None:
-        from infermeter.suts.openai_http import OpenAIHttpSUT
-
         single = dataclasses.replace(config, workers=1, ray=None)
         key = ApiKey(api_key) if api_key else None
         self.sink = _ForwardSink(emit)

@@ -7,7 +7,7 @@ import pytest
 
 from infermeter.errors import ConfigError
 from infermeter.loadgen.settings import Scenario
-from infermeter.runs.run import RunRequest
+from infermeter.runs.request import RunRequest
 from infermeter.runs.sim_endpoint import (
     DEFAULT_MIN_DURATION_MS,
     DEFAULT_SAMPLES,

@@ -18,9 +18,9 @@ from infermeter.workloads import get_benchmark
 from infermeter.workloads.benchmark import benchmark_from_dict
 from infermeter.workloads.datasets import DatasetOptions, build_qsl
 from infermeter.workloads.datasets.base import Sample
+from infermeter.workloads.datasets.encoded_media import encoded_media
 from infermeter.workloads.datasets.factory import sniff_format
 from infermeter.workloads.datasets.media_files import (
-    encoded_media,
     image_size,
     pixels_of,
     png_bytes,

@@ -15,8 +15,12 @@ from infermeter.loadgen.settings import (
     RunSettings,
     Scenario,
 )
-from infermeter.loadgen.summary import PERCENTILES, LatencyStats, Summary
-from infermeter.loadgen.validity import EarlyStoppingResult
+from infermeter.loadgen.summary import (
+    PERCENTILES,
+    EarlyStoppingResult,
+    LatencyStats,
+    Summary,
+)
 
 Value = str | int | float | bool | list[int] | dict[str, str]
 

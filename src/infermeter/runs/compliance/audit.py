@@ -31,7 +31,8 @@ from infermeter.runs.compliance.layout import (
     ComplianceResult,
     verify,
 )
-from infermeter.runs.run import RunReport, RunRequest, execute
+from infermeter.runs.request import RunRequest
+from infermeter.runs.run import RunReport, execute
 from infermeter.runs.rundir import default_run_dir, new_run_id
 from infermeter.workloads.registry import get_benchmark
 

@@ -14,8 +14,8 @@ from infermeter.workloads.datasets.base import (
     SampleSource,
     unreadable_as_dataset_error,
 )
+from infermeter.workloads.datasets.encoded_media import EncodedMedia
 from infermeter.workloads.datasets.lengths import LengthSpec, fixed
-from infermeter.workloads.datasets.media_files import EncodedMedia
 from infermeter.workloads.datasets.shapes import PromptShape
 from infermeter.workloads.datasets.synthetic import (
     SyntheticCaptions,

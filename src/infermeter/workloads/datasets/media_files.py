@@ -3,8 +3,6 @@
 No imaging or audio library: PNG is zlib + struct (the PNG specification, RFC 2083),
 WAV the stdlib ``wave`` module, so synthetic inputs cost no dependency and are the
 same bytes on every machine. Sniffing reads magic numbers, never decodes.
-``EncodedMedia`` gives a source's image tensors and waveforms the encoded files
-an endpoint is sent, when its samples are loaded (untimed).
 """
 
 from __future__ import annotations
@@ -13,17 +11,14 @@ import io
 import struct
 import wave
 import zlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from infermeter.errors import DatasetError
-
-if TYPE_CHECKING:
-    from infermeter.workloads.datasets.base import Sample, SampleSource
 
 AUDIO_RATE = 16_000
 
@@ -196,41 +191,3 @@ def pcm16(audio: npt.NDArray[Any]) -> npt.NDArray[np.int16]:
     return (np.clip(np.asarray(audio, dtype=np.float32), -1.0, 1.0) * 32767).astype(
         np.int16
     )
-
-
-def encoded_media(sample: Sample) -> tuple[MediaFile, ...]:
-    """The files ``sample`` is sent as: its own, else its waveform as WAV, else its image as PNG."""
-    if sample.media:
-        return sample.media
-    stem = f"sample_{sample.index:06d}"
-    if sample.audio is not None:
-        data = wav_bytes(pcm16(sample.audio), AUDIO_RATE)
-        return (MediaFile(data, "audio/wav", stem + ".wav"),)
-    if sample.image is not None:
-        data = png_bytes(pixels_of(sample.image), level=1)
-        return (MediaFile(data, "image/png", stem + ".png"),)
-    return ()
-
-
-class EncodedMedia:
-    """A source whose samples also carry their tensors encoded as files (PNG, WAV).
-
-    Encoding happens in ``read``, which a QSL calls when it loads samples,
-    outside any timed phase.
-    """
-
-    def __init__(self, source: SampleSource) -> None:
-        self.source = source
-        self.name = source.name
-
-    def __len__(self) -> int:
-        return len(self.source)
-
-    def read(self, index: int) -> Sample:
-        sample = self.source.read(index)
-        return replace(sample, media=encoded_media(sample))
-
-    def reference(self, index: int) -> Any:
-        """The wrapped source's cheap reference, when it has one."""
-        cheap = getattr(self.source, "reference", None)
-        return cheap(index) if cheap is not None else self.read(index).reference

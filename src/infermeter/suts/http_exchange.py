@@ -1,0 +1,225 @@
+"""One exchange per sample: the OpenAI request sent, its answer read and counted.
+
+The core of the HTTP client (``suts/DESIGN.md``), the same in every transport:
+the request body built once per sample (``openai_request.build_body``), posted
+on the wire's session, the streamed answer read into the first token
+(``sink.first_token``) and an outcome (``sse``), or a media API's answer
+(``media_exchange``); then the sample's output tokens counted, or its one
+failure reason (ids masked, the API key redacted) given to the sink.
+
+Every call runs on the client's event loop; nothing here knows where that
+loop runs (this process, a worker process, a Ray actor).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any
+
+import aiohttp
+import numpy as np
+
+from infermeter.errors import ConfigError, SUTProtocolError, SUTTimeoutError
+from infermeter.loadgen.interfaces import CompletionSink
+from infermeter.suts.http_wire import HttpStatusError, open_session
+from infermeter.suts.media_exchange import media_exchange, response_bytes
+from infermeter.suts.openai_request import ApiKey, OpenAIConfig, build_body
+from infermeter.suts.prompts import PromptSource
+from infermeter.suts.reachability import Reachability, mask_ids, top_reasons
+from infermeter.suts.sse import StreamOutcome, StreamState, parse_body
+from infermeter.suts.token_count import (
+    Tokenizer,
+    TokenTally,
+    count_tokens,
+    load_tokenizer,
+)
+
+
+class Exchange:
+    """Sends samples of ``prompts`` under ``config`` and counts what came back.
+
+    ``open`` (on the event loop) before the first ``send``; ``close`` after the last.
+    """
+
+    def __init__(
+        self,
+        config: OpenAIConfig,
+        prompts: PromptSource,
+        reachability: Reachability,
+        *,
+        api_key: ApiKey | None = None,
+    ) -> None:
+        self.config = config
+        self._prompts = prompts
+        self._key = api_key
+        self.reachability = reachability
+        self.tokenizer: Tokenizer | None = (
+            load_tokenizer(config.tokenizer_file) if config.tokenizer_file else None
+        )
+        # A client-side token count needs the answer's text even when no log does.
+        self.keeps_text = self.tokenizer is not None
+        self.bodies: dict[int, bytes] = {}  # by sample index, built once
+        self._headers = {"Content-Type": "application/json"}
+        if api_key is not None:
+            self._headers["Authorization"] = api_key.header()
+        self._media = media_exchange(
+            config, self._headers, reached=lambda: reachability.reached()
+        )
+        self._session: aiohttp.ClientSession | None = None
+        self.tally = self._new_tally()
+        self.failures: Counter[str] = Counter()
+        self.completed = 0
+
+    async def open(self) -> None:
+        self._session = open_session(self.config)
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+    # -- the request ---------------------------------------------------------------
+    def body(self, index: int) -> bytes:
+        """Sample ``index``'s request body, built on first use and kept."""
+        body = self.bodies.get(index)
+        if body is None:
+            body = build_body(self.config, self._prompts.prompt(index))
+            self.bodies[index] = body
+        return body
+
+    def forget(self, index: int) -> None:
+        self.bodies.pop(index, None)
+
+    async def send(
+        self, url: str, index: int, sink: CompletionSink, ids: np.ndarray, keep: bool
+    ) -> StreamOutcome:
+        """Post sample ``index`` to ``url``; raises for any answer that fails it.
+
+        The first streamed text goes to ``sink.first_token`` as it arrives; ``keep``
+        keeps the answer's text (accuracy log, client-side token count).
+        """
+        body = self.body(index)
+        loop = asyncio.get_running_loop()
+        t = self.config.timeouts
+        start = loop.time()
+        total = start + t.total_s if t.total_s else None
+        first = start + t.first_token_s if t.first_token_s else None
+        state = StreamState(keep_text=keep)
+        try:
+            async with asyncio.timeout_at(_earliest(first, total)) as scope:
+                outcome = await self._post(url, body, sink, ids, state, scope, total)
+        except aiohttp.ConnectionTimeoutError:  # a TimeoutError too: tell it apart
+            raise SUTTimeoutError(
+                f"timeout: no connection within {t.connect_s:g} s"
+            ) from None
+        except TimeoutError:
+            if state.fragments == 0 and first is not None:
+                raise SUTTimeoutError(
+                    f"timeout: no first token within {t.first_token_s:g} s"
+                ) from None
+            raise SUTTimeoutError(
+                f"timeout: request took over {t.total_s:g} s"
+            ) from None
+        if outcome.fragments == 0:
+            raise SUTProtocolError(_empty_reason(outcome.usage_tokens))
+        return outcome
+
+    async def _post(
+        self,
+        url: str,
+        body: bytes,
+        sink: CompletionSink,
+        ids: np.ndarray,
+        state: StreamState,
+        scope: asyncio.Timeout,
+        total: float | None,
+    ) -> StreamOutcome:
+        assert self._session is not None
+        if self._media is not None:
+            return await self._media.exchange(
+                self._session, url, body, sink, ids, state, scope, total
+            )
+        async with self._session.post(url, data=body, headers=self._headers) as resp:
+            self.reachability.reached()
+            if resp.status != 200:
+                raise HttpStatusError(resp.status, await resp.read())
+            if not self.config.stream:
+                # A whole answer has no first-token time: TTFT/TPOT stay unmeasured.
+                return parse_body(await resp.read())
+            async for chunk in resp.content.iter_any():
+                if state.feed(chunk):
+                    sink.first_token(ids)
+                    scope.reschedule(total)
+            return state.finish()
+
+    # -- the count -----------------------------------------------------------------
+    def complete(
+        self, outcome: StreamOutcome, ids: np.ndarray, sink: CompletionSink, want: bool
+    ) -> None:
+        """Count ``outcome``'s tokens and complete the sample (with its data if wanted)."""
+        n_tokens = count_tokens(outcome, self.tokenizer, self.tally)
+        self.completed += 1
+        data = [response_bytes(outcome)] if want else None
+        sink.complete(ids, n_tokens=n_tokens, data=data)
+
+    def fail(self, exc: BaseException, ids: np.ndarray, sink: CompletionSink) -> None:
+        """Fail the sample with ``exc``'s one-line reason (a failure is never the run's)."""
+        self.reachability.failed(exc)
+        reason = failure_reason(exc)
+        if self._key is not None:
+            reason = self._key.redact(reason)
+        self.failures[reason] += 1
+        sink.fail(ids, reason)
+
+    def counts(self) -> dict[str, Any]:
+        """Completed and failed samples, the commonest reasons, the token tally."""
+        return {
+            "completed": self.completed,
+            "failed": sum(self.failures.values()),
+            "failure_reasons": top_reasons(self.failures),
+            "token_counts": self.tally.as_dict(),
+        }
+
+    def reset(self) -> None:
+        """Forget the counts (after a warm-up phase)."""
+        self.tally = self._new_tally()
+        self.failures.clear()
+        self.completed = 0
+
+    def _new_tally(self) -> TokenTally:
+        name = self.tokenizer.name if self.tokenizer is not None else None
+        return TokenTally(tokenizer=name)
+
+
+def failure_reason(exc: BaseException) -> str:
+    """One short line saying why a request failed (ids masked, so reasons group)."""
+    if isinstance(
+        exc, HttpStatusError | SUTProtocolError | SUTTimeoutError | ConfigError
+    ):
+        text = str(exc)
+    elif isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError):
+        text = f"connection reset mid-response: {type(exc).__name__}"
+    elif isinstance(exc, aiohttp.ClientConnectorError):
+        text = f"cannot connect: {exc.os_error.strerror or exc.os_error}"
+    elif isinstance(exc, aiohttp.ClientError | OSError):
+        text = f"connection error: {type(exc).__name__}: {exc}"
+    else:
+        text = f"client error: {type(exc).__name__}: {exc}"
+    return mask_ids(text.replace("\n", " "))[:300]
+
+
+def _earliest(a: float | None, b: float | None) -> float | None:
+    if a is None:
+        return b
+    return a if b is None else min(a, b)
+
+
+def _empty_reason(usage_tokens: int | None) -> str:
+    """Why a 200 answer with no text fails its sample. ``transformers serve`` under
+    concurrent load was seen closing streams whose ``usage`` counted tokens it never
+    sent: the user got nothing, so the sample fails, and the reason says so."""
+    if usage_tokens:
+        return (
+            "empty response: no text streamed, though the server's usage counts tokens"
+        )
+    return "empty response: no output tokens"

@@ -1,0 +1,66 @@
+"""The HTTP client's wire: the event loop, the connection pool, a non-200 answer.
+
+The lowest layer of the HTTP client (``suts/DESIGN.md``): everything here is
+about connections, nothing about OpenAI's API. Today it is aiohttp on uvloop;
+the exchange (``http_exchange``) posts on the session ``open_session`` makes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import resource
+
+import aiohttp
+
+from infermeter.suts.openai_request import OpenAIConfig
+
+# Spare descriptors over the pool's connections (the loop, pipes, log files).
+FD_HEADROOM = 64
+
+
+class HttpStatusError(Exception):
+    """A non-200 answer; its message is the status and the server's own words."""
+
+    def __init__(self, status: int, body: bytes) -> None:
+        text = body[:200].decode("utf-8", "replace").replace("\n", " ").strip()
+        super().__init__(f"HTTP {status}: {text}" if text else f"HTTP {status}")
+
+
+def new_event_loop(use_uvloop: bool) -> asyncio.AbstractEventLoop:
+    """A uvloop loop when asked for and installed, else asyncio's own."""
+    if use_uvloop:
+        try:
+            import uvloop
+        except ImportError:
+            pass
+        else:
+            loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()
+            return loop
+    return asyncio.new_event_loop()
+
+
+def open_session(config: OpenAIConfig) -> aiohttp.ClientSession:
+    """The connection pool every request of one client shares (call on its loop).
+
+    Only the connect timeout is the session's: the first-token and total limits
+    are the exchange's, per request.
+    """
+    raise_fd_limit(config.max_connections + FD_HEADROOM)
+    connector = aiohttp.TCPConnector(
+        limit=config.max_connections, limit_per_host=0, ttl_dns_cache=300
+    )
+    connect_s = config.timeouts.connect_s
+    return aiohttp.ClientSession(
+        connector=connector,
+        timeout=aiohttp.ClientTimeout(total=None, sock_connect=connect_s or None),
+        read_bufsize=config.read_bufsize,
+        cookie_jar=aiohttp.DummyCookieJar(),
+    )
+
+
+def raise_fd_limit(wanted: int) -> None:
+    # Each connection is a file descriptor; the default soft limit is often 1024.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
