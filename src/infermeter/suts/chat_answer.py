@@ -16,6 +16,7 @@ from typing import Any
 
 from infermeter.errors import SUTProtocolError
 from infermeter.suts.sse import DONE, SSEDecoder, parse_chunk
+from infermeter.workloads.agentic.turns import TurnAnswer
 
 
 @dataclass(slots=True)
@@ -121,6 +122,17 @@ class ChatAnswer:
     def output_tokens(self) -> int:
         """Usage's completion tokens when sent, else the token-bearing chunks."""
         return self.usage_tokens if self.usage_tokens is not None else self.token_events
+
+    def turn_answer(self, ttft_s: float | None) -> TurnAnswer:
+        """The answer as the agentic load carries and measures it."""
+        return TurnAnswer(
+            content=self.text,
+            reasoning=self.reasoning_text,
+            tool_calls=tuple(self.tool_calls()),
+            output_tokens=self.output_tokens,
+            ttft_s=ttft_s,
+            token_source="usage" if self.usage_tokens is not None else "stream-events",
+        )
 
 
 def _parts(obj: Any) -> list[dict[str, Any]]:

@@ -25,9 +25,10 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from infermeter.errors import ConfigError, DatasetError
+from infermeter.workloads.agentic.turns import Message
 
 ROLES = ("user", "assistant", "tool")
 CLIENT_ROLES = ("user", "tool")
@@ -38,7 +39,6 @@ _NEXT: dict[str, tuple[str, ...]] = {
     "assistant": ("tool", "user"),
     "tool": ("assistant", "user"),
 }
-Message = dict[str, Any]
 
 
 class TrajectoryError(ConfigError, DatasetError):
