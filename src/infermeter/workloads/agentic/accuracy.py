@@ -29,7 +29,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from infermeter.workloads.agentic.trajectories import Message, Row
+from infermeter.workloads.agentic.trajectories import Row
+from infermeter.workloads.agentic.turns import Message
 
 _WORKFLOW_ID = re.compile(r"^sim_\d+$")
 _INTENT = re.compile(r"\bintent:\s*(I\d{3})\b", re.IGNORECASE)

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from infermeter.errors import ConfigError
-from infermeter.workloads.agentic.trajectories import Message, Row, Trajectory
+from infermeter.workloads.agentic.trajectories import Row, Trajectory
+from infermeter.workloads.agentic.turns import Message
 from infermeter.workloads.datasets.synthetic import corpus_words
 
 BASH_TOOL: Message = {
