@@ -227,6 +227,7 @@ class _Conversation:
         self.load, self.inst, self.user = load, inst, user
         self.history: list[Message] = []
         self.model_calls: list[str] = []  # ids of the model's last tool calls
+        self.ready = 0.0
 
     def _system(self) -> None:
         system = self.inst.trajectory.system
@@ -245,8 +246,9 @@ class _Conversation:
         self._system()
         turns = self.inst.trajectory.client_turns()
         status = "completed"
+        self.ready = started  # when the next turn became due (before its delay)
         for ct in turns:
-            status = await self._turn(ct, loop.time())
+            status = await self._turn(ct, self.ready)
             if status != "ok":
                 break
         if status not in ("ok", "completed", "stopped"):
@@ -279,7 +281,8 @@ class _Conversation:
         except Exception as exc:  # any failure ends the conversation
             self._record(ct, "failed", **times, done_s=loop.time(), error=str(exc))
             return "failed"
-        self._record(ct, "ok", **times, done_s=loop.time(), answer=answer)
+        self.ready = loop.time()
+        self._record(ct, "ok", **times, done_s=self.ready, answer=answer)
         self._carry(ct, answer)
         return "ok"
 

@@ -67,7 +67,7 @@ class AgenticStream:
 
 
 class RequestLog:
-    """What the latest requests carried: session header and message roles."""
+    """What the latest requests carried: session header, messages, arrival time."""
 
     def __init__(self) -> None:
         self.entries: deque[dict[str, Any]] = deque(maxlen=LOGGED)
@@ -78,13 +78,14 @@ class RequestLog:
         except ValueError:
             obj = {}
         messages = obj.get("messages") if isinstance(obj, dict) else None
-        roles = [m.get("role") for m in messages or () if isinstance(m, dict)]
+        kept = [m for m in messages or () if isinstance(m, dict)]
         self.entries.append(
             {
                 "session": request.headers.get(SESSION_HEADER),
                 "path": request.path,
-                "roles": roles,
-                "time_s": asyncio.get_running_loop().time(),
+                "roles": [m.get("role") for m in kept],
+                "messages": kept,
+                "time_s": asyncio.get_running_loop().time(),  # time.monotonic()
             }
         )
 
