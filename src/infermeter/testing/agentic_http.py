@@ -1,85 +1,12 @@
-"""``AioChatTurn``: send one agentic turn over HTTP (aiohttp, streamed).
-
-For tests and benchmark scripts only, until the HTTP client's transport seam
-carries agentic turns: one ``aiohttp`` session, no retries, no worker
-processes. Each call posts the turn's messages (and tools) to
-``/chat/completions`` with the turn's headers, reads the stream through
-``ChatAnswer`` and answers a ``TurnAnswer`` whose TTFT runs from the send to
-the first non-empty fragment of any kind.
-"""
+"""``replay``: one agentic run against an endpoint, for tests and benchmark scripts."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
-import aiohttp
-
-from infermeter.errors import SUTProtocolError
 from infermeter.runs.agentic import AgenticLoad, AgenticResult, AgenticSettings
-from infermeter.suts.chat_answer import ChatAnswer
+from infermeter.suts.agentic_http import AioChatTurn
 from infermeter.workloads.agentic.trajectories import Trajectory
-from infermeter.workloads.agentic.turns import TurnAnswer, TurnRequest
-
-
-class AioChatTurn:
-    """``async with AioChatTurn(url, model) as send: await load(send)``."""
-
-    def __init__(
-        self,
-        url: str,
-        model: str,
-        *,
-        fields: dict[str, Any] | None = None,
-        expected_lengths: bool = True,
-    ) -> None:
-        self.url = url.rstrip("/") + "/chat/completions"
-        self.model = model
-        self.fields = dict(fields or {})
-        # Ask for the dataset answer's length (mock and simulated servers
-        # generate max_tokens tokens); off, the fields' max_tokens rules.
-        self.expected_lengths = expected_lengths
-        self._http: aiohttp.ClientSession | None = None
-
-    async def __aenter__(self) -> AioChatTurn:
-        limits = aiohttp.TCPConnector(limit=0)
-        self._http = aiohttp.ClientSession(connector=limits)
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._http is not None:
-            await self._http.close()
-
-    def body(self, req: TurnRequest) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": list(req.messages),
-            "stream": True,
-            "stream_options": {"include_usage": True},
-            **self.fields,
-        }
-        if req.tools:
-            body["tools"] = list(req.tools)
-        if self.expected_lengths and req.expected_tokens:
-            body["max_tokens"] = req.expected_tokens
-        return body
-
-    async def __call__(self, req: TurnRequest) -> TurnAnswer:
-        assert self._http is not None, "use AioChatTurn as an async context manager"
-        loop = asyncio.get_running_loop()
-        answer, first = ChatAnswer(), None
-        start = loop.time()
-        async with self._http.post(
-            self.url, json=self.body(req), headers=req.headers
-        ) as resp:
-            if resp.status != 200:
-                text = (await resp.text())[:200]
-                raise SUTProtocolError(f"HTTP {resp.status}: {text}")
-            async for chunk in resp.content.iter_any():
-                if answer.feed(chunk) and first is None:
-                    first = loop.time() - start
-        answer.close()
-        return answer.turn_answer(first)
 
 
 async def replay(
