@@ -1,11 +1,13 @@
 """Session routing against round-robin on a simulated 4-replica fleet, agentic load.
 
 ``serve-sim --replicas 4 --route session|round-robin`` (one process, a front
-router on the first port) answers the same synthetic agentic run twice: the
-same trajectories, seed, salts and concurrency. Each replica keeps its own
-simulated prefix cache, so a conversation's later turns find their earlier
-turns cached only where the router kept the conversation together. Prints,
-per policy, the fleet's prefix hit rate (cached prompt tokens over prompt
+router on the first port) answers the same synthetic agentic run (the same
+trajectories, two passes over them, seed and concurrency) by session, in
+turn, and by session with salting off. Each replica keeps its own simulated
+prefix cache, so a conversation's later turns find their earlier turns
+cached only where the router kept the conversation together; without salts
+the second pass also finds the first pass's prompts, which the rules forbid.
+Prints, per row, the fleet's prefix hit rate (cached prompt tokens over prompt
 tokens looked up, from the replicas' own counters) and TTFT p50 / p90 in
 simulated milliseconds (client-measured real time times the time scale).
 Simulated figures (infermeter performance model), not measurements.
@@ -38,14 +40,18 @@ SHAPE = TrajectoryShape(
 )
 
 
-def _one(route: str, args: argparse.Namespace) -> dict[str, Any]:
+def _one(route: str, salt: bool, args: argparse.Namespace) -> dict[str, Any]:
     data = synthetic_trajectories(args.trajectories, SHAPE, seed=args.seed)
     config = SimConfig(
         accelerator=args.accelerator, count=1, tp=1, model=args.model,
         time_scale=args.time_scale, replicas=args.replicas, route=route,
     )  # fmt: skip
     settings = AgenticSettings(
-        concurrency=args.concurrency, seed=args.seed, inject_tool_delay=False
+        concurrency=args.concurrency,
+        seed=args.seed,
+        inject_tool_delay=False,
+        enable_salt=salt,
+        num_trajectories=args.passes * args.trajectories,
     )
     fleet = SimFleetProcess(config)
     with fleet as urls:
@@ -54,7 +60,7 @@ def _one(route: str, args: argparse.Namespace) -> dict[str, Any]:
     metrics = agentic_metrics(result)
     scale = args.time_scale
     return {
-        "route": route,
+        "route": route if salt else f"{route}, no salt",
         "turns": metrics.turns_completed,
         "failed": metrics.turns_failed,
         "prefix_hit_rate": front["prefix_hit_rate"],
@@ -73,19 +79,20 @@ def main() -> None:
     parser.add_argument("--model", default="llama3.1-8b")
     parser.add_argument("--time-scale", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--passes", type=int, default=2, help="Over the dataset.")
     args = parser.parse_args()
     print(
-        f"{args.trajectories} synthetic trajectories, concurrency {args.concurrency}, "
+        f"{args.trajectories} synthetic trajectories x {args.passes} passes, "
+        f"concurrency {args.concurrency}, "
         f"{args.replicas} replicas of 1x {args.accelerator} {args.model} "
         f"(simulated, time scale {args.time_scale:g})"
     )
-    print(
-        f"{'route':12} {'turns':>6} {'hit rate':>9} {'TTFT p50':>9} {'TTFT p90':>9}  routed"
-    )
-    for route in ("session", "round-robin"):
-        row = _one(route, args)
+    head = f"{'route':21} {'turns':>6} {'hit rate':>9} {'TTFT p50':>9} {'TTFT p90':>9}"
+    print(head + "  routed")
+    for route, salt in (("session", True), ("round-robin", True), ("session", False)):
+        row = _one(route, salt, args)
         print(
-            f"{row['route']:12} {row['turns']:>6} {row['prefix_hit_rate']:>9.3f} "
+            f"{row['route']:21} {row['turns']:>6} {row['prefix_hit_rate']:>9.3f} "
             f"{row['ttft_p50_ms']:>7.1f}ms {row['ttft_p90_ms']:>7.1f}ms  {row['routed']}"
         )
 

@@ -18,7 +18,7 @@ agentic_app = typer.Typer(
     "  infermeter agentic check trajectories.jsonl\n\n"
     "  infermeter agentic synth syn.jsonl --count 64 --benchmark kimi-k3\n\n"
     "  infermeter agentic run --url http://127.0.0.1:8000/v1 --model m "
-    "--synthetic 64 --concurrency 8 --output-dir runs/agentic",
+    "--dataset trajectories.jsonl --concurrency 4 --output-dir runs/agentic",
 )
 app.add_typer(agentic_app, name="agentic")
 out = Console(highlight=False, soft_wrap=True)
@@ -129,11 +129,11 @@ def run_command(
     Examples:
 
       infermeter agentic run --url http://127.0.0.1:8000/v1 --model m \\
-        --synthetic 64 --output-dir runs/a
+        --synthetic 64 --output-dir runs/a  # 8 users (tests: --synthetic 8)
 
       infermeter agentic run --url http://10.0.0.5:8000/v1 --benchmark kimi-k3 \\
         --model moonshotai/Kimi-K3 --dataset agentic.jsonl \\
-        --num-trajectories 1226 --output-dir runs/kimi
+        --num-trajectories 1226 --output-dir runs/kimi  # (needs: a Kimi K3 endpoint)
     """
     from infermeter.runs.agentic import AgenticSettings
     from infermeter.runs.agentic_run import AgenticRunSpec, run_agentic
