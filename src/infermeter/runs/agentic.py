@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from infermeter.errors import ConfigError
 from infermeter.workloads.agentic.trajectories import ClientTurn, Trajectory
 from infermeter.workloads.agentic.turns import (
+    SESSION_HEADER,
     Message,
     SendTurn,
     TurnAnswer,
@@ -46,7 +47,6 @@ from infermeter.workloads.agentic.turns import (
 )
 
 CARRY = ("model", "dataset")
-SESSION_HEADER = "X-Session-ID"
 
 
 @dataclass(frozen=True, slots=True)

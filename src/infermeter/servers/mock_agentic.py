@@ -24,10 +24,10 @@ from aiohttp import web
 from infermeter.errors import ConfigError
 from infermeter.servers.mock_stream import DONE, SSE_HEADERS, ParsedRequest
 from infermeter.servers.timing import TokenPlan
+from infermeter.workloads.agentic.turns import SESSION_HEADER
 
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 TOOL_MODES = ("never", "always", "when-tools")
-SESSION_HEADER = "X-Session-ID"
 LOGGED = 4096  # requests kept for GET /agentic/requests
 THINK = "think "
 TOOL_COMMAND = "ls"  # an executable inline accuracy scores

@@ -18,8 +18,7 @@ from aiohttp import web
 
 from infermeter.servers.endpoint import OpenAIEndpoint
 from infermeter.servers.sim import SimApp
-
-SESSION_HEADER = "X-Session-ID"
+from infermeter.workloads.agentic.turns import SESSION_HEADER
 
 
 class SessionRouter:

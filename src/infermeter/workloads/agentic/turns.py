@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 Message = dict[str, Any]
+# The header that names a request's conversation, so a router can keep it on
+# one replica (the reference client's default routing header).
+SESSION_HEADER = "X-Session-ID"
 
 
 @dataclass(frozen=True, slots=True)
