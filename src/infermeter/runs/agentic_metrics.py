@@ -3,7 +3,8 @@
 Per turn (completed turns issued inside the performance window): TTFT (send
 to the first non-empty fragment of any kind: text, reasoning or tool call),
 TPOT ((latency - TTFT) / (output tokens - 1)) and output tokens, reasoning
-and tool-call tokens included. Per point: ``e2e_avg_interactivity``, output
+and tool-call tokens included, counted by the sources ``suts.token_count``
+names (the turns each source counted are reported). Per point: ``e2e_avg_interactivity``, output
 tokens over the summed turn times (issue to completion), so tool delays and
 the gaps between turns never count; system tokens/s over the window. Per
 trajectory: completion time (first issue to last answer, tool delays
@@ -15,6 +16,7 @@ infermeter results (unverified).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +62,7 @@ class AgenticMetrics:
     trajectory_time_mean_s: float | None
     trajectory_time_p90_s: float | None
     osl_per_turn_mean: float | None  # full run
+    token_sources: dict[str, int]  # window turns counted by each named source
     accuracy: InlineAccuracy | None
 
     def as_dict(self) -> dict[str, Any]:
@@ -129,6 +132,9 @@ def agentic_metrics(
         trajectory_time_p90_s=float(np.percentile(times, 90)) if times else None,
         osl_per_turn_mean=(
             float(np.mean([f.output_tokens for f in all_done])) if all_done else None
+        ),
+        token_sources=dict(
+            Counter(t.answer.token_source for t, _ in done if t.answer is not None)
         ),
         accuracy=_accuracy(result, trajectories) if trajectories else None,
     )

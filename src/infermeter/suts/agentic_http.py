@@ -21,6 +21,29 @@ from infermeter.suts.chat_answer import ChatAnswer
 from infermeter.workloads.agentic.turns import TurnAnswer, TurnRequest
 
 
+def chat_turn_body(
+    req: TurnRequest,
+    model: str,
+    fields: dict[str, Any],
+    *,
+    max_tokens: int | None = None,
+) -> dict[str, Any]:
+    """The streamed chat body of one turn: its messages, its tools, ``fields``
+    (a benchmark's sampling), usage asked for; ``max_tokens`` overrides."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": list(req.messages),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        **fields,
+    }
+    if req.tools:
+        body["tools"] = list(req.tools)
+    if max_tokens:
+        body["max_tokens"] = max_tokens
+    return body
+
+
 class AioChatTurn:
     """``async with AioChatTurn(url, model) as send: await load(send)``."""
 
@@ -50,18 +73,8 @@ class AioChatTurn:
             await self._http.close()
 
     def body(self, req: TurnRequest) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": list(req.messages),
-            "stream": True,
-            "stream_options": {"include_usage": True},
-            **self.fields,
-        }
-        if req.tools:
-            body["tools"] = list(req.tools)
-        if self.expected_lengths and req.expected_tokens:
-            body["max_tokens"] = req.expected_tokens
-        return body
+        max_tokens = req.expected_tokens if self.expected_lengths else None
+        return chat_turn_body(req, self.model, self.fields, max_tokens=max_tokens)
 
     async def __call__(self, req: TurnRequest) -> TurnAnswer:
         assert self._http is not None, "use AioChatTurn as an async context manager"

@@ -16,6 +16,7 @@ from typing import Any
 
 from infermeter.errors import SUTProtocolError
 from infermeter.suts.sse import DONE, SSEDecoder, parse_chunk
+from infermeter.suts.token_count import DELTA_EVENTS, USAGE
 from infermeter.workloads.agentic.turns import TurnAnswer
 
 
@@ -131,7 +132,7 @@ class ChatAnswer:
             tool_calls=tuple(self.tool_calls()),
             output_tokens=self.output_tokens,
             ttft_s=ttft_s,
-            token_source="usage" if self.usage_tokens is not None else "stream-events",
+            token_source=USAGE if self.usage_tokens is not None else DELTA_EVENTS,
         )
 
 

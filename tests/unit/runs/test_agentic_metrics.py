@@ -73,6 +73,7 @@ def test_window_figures_exclude_tool_delays_and_late_turns() -> None:
     assert m.e2e_avg_interactivity == pytest.approx(602 / 5.0)
     assert m.system_tps == pytest.approx(602 / 20.0)
     assert m.reasoning_tokens == 200 + 100
+    assert m.token_sources == {"usage": 2}
     assert m.ttft_p50_ms == pytest.approx(500.0)
     # TPOT: (2 - 0.5) / 400 and (3 - 0.5) / 200
     assert m.tpot_p50_ms == pytest.approx(1000 * (1.5 / 400 + 2.5 / 200) / 2)

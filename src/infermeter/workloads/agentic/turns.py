@@ -43,7 +43,7 @@ class TurnAnswer:
     output_tokens: int = 0  # reasoning and tool-call tokens included
     reasoning_tokens: int | None = None  # when the server says
     ttft_s: float | None = None  # send -> first non-empty fragment of any kind
-    token_source: str = "usage"  # usage | stream-events | tokenizer
+    token_source: str = "usage"  # a suts.token_count source: usage, delta_events ...
 
     def message(self) -> Message:
         """The assistant message the conversation carries into its next request."""
