@@ -41,8 +41,9 @@ async def _stream(url: str, body: dict[str, Any], session_id: str) -> dict[str, 
     arrivals: list[tuple[float, str]] = []
     async with aiohttp.ClientSession() as http:
         start = time.perf_counter()
+        headers = {"X-Session-ID": session_id} if session_id else {}
         async with http.post(
-            f"{url}/chat/completions", json=body, headers={"X-Session-ID": session_id}
+            f"{url}/chat/completions", json=body, headers=headers
         ) as resp:
             first_s = None
             async for chunk in resp.content.iter_any():
@@ -122,6 +123,7 @@ def test_the_session_header_is_logged_per_request() -> None:
 
         async def both() -> None:
             await _stream(url, _body(max_tokens=2), "conv-a")
+            await _stream(url, _body(max_tokens=2), "")  # no session: not logged
             await _stream(url, _body(max_tokens=2), "conv-b")
 
         asyncio.run(both())

@@ -7,8 +7,9 @@ as reasoning deltas, named as vLLM and SGLang name them
 of one ``bash`` call (the first fragment carries the call's id and name, the
 others its arguments). Every token follows the request's ``TokenPlan``, so
 TTFT is the time to the first reasoning delta and a tool-call-only answer has
-a TTFT and a token count like any other. ``X-Session-ID`` is recorded per
-request (``GET /agentic/requests``), as a session-affine router would see it.
+a TTFT and a token count like any other. A request with ``X-Session-ID``
+is logged with its messages (``GET /agentic/requests``), as a session-affine
+router would see it.
 """
 
 from __future__ import annotations
@@ -73,6 +74,10 @@ class RequestLog:
         self.entries: deque[dict[str, Any]] = deque(maxlen=LOGGED)
 
     def add(self, request: web.Request, body: bytes) -> None:
+        """Log a request that names its session; others cost nothing (the mock
+        must stay cheaper than the client it measures)."""
+        if SESSION_HEADER not in request.headers:
+            return
         try:
             obj = json.loads(body)
         except ValueError:
