@@ -96,6 +96,33 @@ def test_synth_then_check_then_run_against_serve_mock(tmp_path: Path) -> None:
     assert again.code == 2 and "already holds files" in again.stderr
 
 
+def test_a_benchmark_judges_the_run_and_a_failed_gate_exits_3(tmp_path: Path) -> None:
+    # 450 tokens a turn: inside Kimi K3's OSL window (425-520); the mock always
+    # runs `ls`, the synthetic trajectories mostly other commands: accuracy fails.
+    config = MockConfig(
+        mode="timed", ttft="const:0.001", itl="const:0.00001",
+        output_tokens="const:450",
+        agentic=AgenticStream(100, "reasoning_content", "when-tools"),
+    )  # fmt: skip
+    folder = tmp_path / "run"
+    with MockServer(config) as url:
+        ran = run_main(
+            "agentic", "run", "--url", url, "--model", "mock-model",
+            "--synthetic", "3", "--benchmark", "kimi-k3", "--no-tool-delay",
+            "--output-dir", str(folder),
+        )  # fmt: skip
+    assert ran.code == 3, ran.output
+    assert "accuracy FAIL, OSL PASS" in ran.stdout
+    assert "gates failed: inline accuracy" in ran.stderr
+    doc = json.loads((folder / "agentic.json").read_text())
+    assert doc["metrics"]["osl_per_turn_mean"] == 450
+    assert doc["verdict"]["accuracy"] == "FAIL"
+    assert doc["not_official_because"][:2] == [
+        "synthetic trajectories, not the official dataset",
+        "the dataset has 3 trajectories, not the official 613",
+    ]
+
+
 def test_bad_settings_are_usage_errors(tmp_path: Path) -> None:
     folder = tmp_path / "run"
     base = ["agentic", "run", "--url", "http://127.0.0.1:9/v1", "--model", "m"]

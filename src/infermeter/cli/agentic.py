@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from infermeter.cli.main import app, err_console
+from infermeter.cli.main import EXIT_INVALID, app, err_console
 
 agentic_app = typer.Typer(
     no_args_is_help=True,
@@ -123,8 +123,9 @@ def run_command(
     flight, each turn after its tool delay, carrying the model's own answers;
     every request has X-Session-ID. The performance window ends when the first
     user finishes its last trajectory. Requests go through an interim aiohttp
-    transport (one session, no retries). Results are infermeter results
-    (unverified).
+    transport (one session, no retries). With --benchmark the run is judged
+    against its inline-accuracy floor and OSL-per-turn window: exit 3 when a
+    gate fails. Results are infermeter results (unverified).
 
     Examples:
 
@@ -161,14 +162,17 @@ def run_command(
         f"{_num(m.osl_per_turn_mean)}; infermeter results (unverified)",
         markup=False,
     )
-    if outcome.verdict is not None:
-        v = outcome.verdict
+    v = outcome.verdict
+    if v is not None:
         out.print(f"accuracy {v.accuracy}, OSL {v.osl}", markup=False)
     if outcome.official_problems:
         err_console.print(
             "not an official run: " + "; ".join(outcome.official_problems), markup=False
         )
     out.print(f"wrote {outcome.folder}", markup=False)
+    if v is not None and not v.passed:
+        err_console.print("gates failed: " + "; ".join(v.problems), markup=False)
+        raise typer.Exit(EXIT_INVALID)
 
 
 def _ms(value: float | None) -> str:
