@@ -162,9 +162,10 @@ class AgenticLoad:
             _need_system_prompts(trajectories)
         self.trajectories, self.settings, self.send = trajectories, settings, send
         self._next = 0
-        self._turns: list[TurnRecord] = []
-        self._done: list[TrajectoryRecord] = []
-        self._salts: dict[str, tuple[str, str]] = {}
+        # What the conversations record, in the order it happens.
+        self.turns: list[TurnRecord] = []
+        self.finished: list[TrajectoryRecord] = []
+        self.salts: dict[str, tuple[str, str]] = {}
         self._window_end: float | None = None
         self._stop = asyncio.Event()
 
@@ -175,7 +176,7 @@ class AgenticLoad:
         await asyncio.gather(*(self._user(u) for u in range(users)))
         return AgenticResult(
             self.settings, start, loop.time(), self._window_end,
-            tuple(self._turns), tuple(self._done), dict(self._salts),
+            tuple(self.turns), tuple(self.finished), dict(self.salts),
         )  # fmt: skip
 
     def _take(self) -> _Instance | None:
@@ -200,6 +201,11 @@ class AgenticLoad:
             self._window_end = asyncio.get_running_loop().time()
             if self.settings.stop_issuing_on_first_user_complete:
                 self._stop.set()
+
+    @property
+    def stopping(self) -> bool:
+        """Issuing has stopped (``stop_issuing_on_first_user_complete``)."""
+        return self._stop.is_set()
 
     async def pause(self, seconds: float) -> bool:
         """Wait ``seconds``, or less when issuing stops; True when it stopped."""
@@ -236,7 +242,7 @@ class _Conversation:
         s = self.load.settings
         if s.enable_salt:
             pair = salts(s.seed, self.inst.repeat, self.inst.trajectory.conversation_id)
-            self.load._salts[self.inst.conversation_id] = pair
+            self.load.salts[self.inst.conversation_id] = pair
             system = salted(system, *pair)
         self.history.append({"role": "system", "content": system})
 
@@ -255,7 +261,7 @@ class _Conversation:
             for rest in turns[ct.index + 1 :]:
                 self._record(rest, "aborted", error=f"turn {ct.row.turn} {status}")
         final = {"ok": "completed", "stopped": "stopped"}.get(status, "failed")
-        self.load._done.append(
+        self.load.finished.append(
             TrajectoryRecord(
                 self.inst.conversation_id, self.inst.trajectory.conversation_id,
                 self.inst.repeat, self.user, started, loop.time(), final,
@@ -265,7 +271,7 @@ class _Conversation:
     async def _turn(self, ct: ClientTurn, ready: float) -> str:
         s = self.load.settings
         delay = ct.delay_s if s.inject_tool_delay else 0.0
-        if (delay > 0 and await self.load.pause(delay)) or self.load._stop.is_set():
+        if (delay > 0 and await self.load.pause(delay)) or self.load.stopping:
             return "stopped"
         self.history.extend(self._client_messages(ct))
         request = self._request(ct)
@@ -323,7 +329,7 @@ class _Conversation:
         self.model_calls = [str(c.get("id", "")) for c in answer.tool_calls]
 
     def _record(self, ct: ClientTurn, status: str, **fields: object) -> None:
-        self.load._turns.append(
+        self.load.turns.append(
             TurnRecord(
                 self.inst.conversation_id, self.inst.trajectory.conversation_id,
                 self.inst.repeat, self.user, ct.index, ct.row.turn, status,
