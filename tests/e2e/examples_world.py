@@ -102,6 +102,7 @@ def build_world(template: Path, urls: list[str]) -> World:
     _datasets(template)
     _confs(template)
     _trace(template / "mooncake.jsonl")
+    _trajectories(template / "trajectories.jsonl")
     _audits(template, store)
     published = SHARED / "summary_results_v4.1.json"
     if published.exists():
@@ -177,6 +178,14 @@ def _datasets(folder: Path) -> None:
         for i, r in enumerate(rows)
     ]
     (folder / "logs" / "mlperf_log_accuracy.json").write_text(json.dumps(entries))
+
+
+def _trajectories(path: Path) -> None:
+    """4 synthetic agentic trajectories (``infermeter agentic`` examples)."""
+    from infermeter.workloads.agentic.synth import synthetic_trajectories
+    from infermeter.workloads.agentic.trajectories import write_trajectories
+
+    write_trajectories(path, synthetic_trajectories(4, seed=0))
 
 
 def _confs(folder: Path) -> None:

@@ -37,7 +37,7 @@ SERVERS = ("serve-mock", "serve-sim")
 COMMANDS = (
     "accuracy", "compare", "diff", "plan", "report", "run", "serve-mock",
     "serve-sim", "sweep", "model predict", "model calibrate", "results list",
-    "results export",
+    "results export", "agentic run", "agentic synth",
 )  # fmt: skip
 
 
@@ -77,7 +77,12 @@ def world(tmp_path: Path) -> dict[str, list[str]]:
         "model calibrate": ["--results", str(results)],
         "results list": store,
         "results export": [str(tmp_path / "rows.csv"), *store],
-    }
+        "agentic run": [
+            "--url", "http://127.0.0.1:9/v1", "--model", "m", "--synthetic", "2",
+            "--output-dir", str(tmp_path / "agentic"),
+        ],
+        "agentic synth": [str(tmp_path / "syn.jsonl")],
+    }  # fmt: skip
 
 
 def _llm_row() -> dict[str, object]:

@@ -44,6 +44,7 @@ def _register() -> None:
     # Each command module adds itself to ``app``; imported here so that
     # ``infermeter --help`` lists them all.
     from infermeter.cli import accuracy as _accuracy  # noqa: F401
+    from infermeter.cli import agentic as _agentic  # noqa: F401
     from infermeter.cli import benchmarks as _benchmarks  # noqa: F401
     from infermeter.cli import compare as _compare  # noqa: F401
     from infermeter.cli import compliance as _compliance  # noqa: F401

@@ -54,6 +54,22 @@ def serve_mock_command(
             help="POST /v1/videos answers with the video (vLLM-Omni style), not a job."
         ),
     ] = False,
+    reasoning_tokens: Annotated[
+        int,
+        typer.Option(min=0, help="Chat answers start with this many reasoning deltas."),
+    ] = 0,
+    reasoning_field: Annotated[
+        str,
+        typer.Option(
+            help="reasoning_content (vLLM, SGLang) or reasoning (newer OpenAI-style)."
+        ),
+    ] = "reasoning_content",
+    tool_calls: Annotated[
+        str,
+        typer.Option(
+            help="never | always | when-tools: answer with a streamed bash tool call."
+        ),
+    ] = "never",
 ) -> None:
     """Serve the OpenAI API (text, chat with images, audio, images, videos) until Ctrl-C.
 
@@ -80,10 +96,17 @@ def serve_mock_command(
       infermeter serve-mock --mode timed --style llama.cpp --port 8001
 
       infermeter serve-mock --mode timed --port 8002 --video-sync
+
+      infermeter serve-mock --mode timed --reasoning-tokens 20 --tool-calls when-tools
+
+    Agentic answers (--reasoning-tokens, --tool-calls) stream reasoning deltas
+    first, then text or one bash tool call; GET /agentic/requests lists each
+    request's X-Session-ID and message roles.
     """
     # The server (aiohttp) loads only when this command runs.
     from infermeter.servers.faults import FaultConfig
     from infermeter.servers.mock import MockConfig, serve
+    from infermeter.servers.mock_agentic import AgenticStream
 
     faults = FaultConfig(
         error_rate=error_rate,
@@ -104,6 +127,7 @@ def serve_mock_command(
         style=style,
         check_model=check_model,
         video_sync=video_sync,
+        agentic=AgenticStream(reasoning_tokens, reasoning_field, tool_calls),
     )
 
     shown = mode if style == "openai" else f"{mode}, {style} style"

@@ -53,6 +53,13 @@ def serve_sim_command(
             "KV cache, 0 = no prefix caching."
         ),
     ] = -1,
+    route: Annotated[
+        str | None,
+        typer.Option(
+            help="With --replicas: also serve a router on --port (replicas on the "
+            "next ports): session (X-Session-ID sticks to a replica) or round-robin."
+        ),
+    ] = None,
 ) -> None:
     """Serve a simulated system's /v1/completions and /v1/chat/completions until Ctrl-C.
 
@@ -76,6 +83,8 @@ def serve_sim_command(
       infermeter serve-sim --time-scale 2 --chunk-ms 200
 
       infermeter serve-sim --replicas 4 --port 8001 --count 2 --tp 2
+
+      infermeter serve-sim --replicas 4 --route session --count 1 --tp 1 --model llama3.1-8b
     """
     from infermeter.errors import ConfigError
     from infermeter.servers.sim import SimConfig, describe, serve
@@ -91,14 +100,16 @@ def serve_sim_command(
         served_model=served_model or "",
         prefix_cache_tokens=prefix_cache_tokens,
         replicas=replicas,
+        route=route or "",
     )
     config.validate()
-    if port and port + replicas - 1 > 65535:  # one port per replica, upward
+    ports = replicas + (1 if route else 0)
+    if port and port + ports - 1 > 65535:  # one port per replica, upward
         raise ConfigError(
             f"--port {port} with --replicas {replicas} runs past port 65535; "
-            f"use --port {65536 - replicas} or lower, or --port 0 (any free ports)."
+            f"use --port {65536 - ports} or lower, or --port 0 (any free ports)."
         )
-    if replicas > 1:
+    if replicas > 1 or route:
         _serve_replicas(config, host, port)
         return
 
@@ -125,6 +136,11 @@ def _serve_replicas(config: SimConfig, host: str, port: int) -> None:
             f"{config.name!r} (simulated, not a measurement):",
             markup=False,
         )
+        if config.route:
+            front, *ports = ports
+            err_console.print(
+                f"  router ({config.route}): http://{host}:{front}/v1", markup=False
+            )
         for i, bound in enumerate(ports):
             err_console.print(f"  replica {i}: http://{host}:{bound}/v1", markup=False)
 

@@ -28,6 +28,7 @@ from infermeter.servers.background import (
 )
 from infermeter.servers.endpoint import OpenAIEndpoint
 from infermeter.servers.faults import Fault, FaultConfig, FaultPicker
+from infermeter.servers.mock_agentic import AgenticStream, RequestLog, respond_agentic
 from infermeter.servers.mock_media import MediaRoutes
 from infermeter.servers.mock_stream import (
     STYLES,
@@ -70,6 +71,8 @@ class MockConfig:
     check_model: bool = False
     # /v1/videos answers with the video itself instead of a job to poll.
     video_sync: bool = False
+    # Chat answers with reasoning, then text or tool-call deltas (mock_agentic).
+    agentic: AgenticStream = field(default_factory=AgenticStream)
 
     def validate(self) -> None:
         if self.mode not in MODES:
@@ -81,6 +84,7 @@ class MockConfig:
                 f"Unknown mock style {self.style!r}. Known: {', '.join(STYLES)}"
             )
         self.faults.validate()
+        self.agentic.validate()
         for spec in (self.ttft, self.itl, self.output_tokens):
             if spec is not None:
                 Distribution.parse(spec)
@@ -120,10 +124,12 @@ class MockApp(OpenAIEndpoint):
         self.in_flight = 0
         self.received: deque[dict[str, Any]] = deque(maxlen=RECEIVED)
         self.media = MediaRoutes(self)
+        self.requests = RequestLog()
 
     def on_build(self, app: web.Application) -> None:
         self.media.add(app)
         app.router.add_get("/received", self._received)
+        app.router.add_get("/agentic/requests", self.requests.handler)
 
     def record(self, route: str, summary: dict[str, Any]) -> None:
         """Keep what a multimodal request carried (the latest ``RECEIVED`` of them)."""
@@ -166,9 +172,11 @@ class MockApp(OpenAIEndpoint):
         self.stats["requests"] += 1
         if "Authorization" in request.headers:  # never logged, only counted
             self.stats["with_authorization"] += 1
+        body = await request.read()
+        self.requests.add(request, body)
         try:
             parsed = parse_request(
-                await request.read(),
+                body,
                 chat=chat,
                 in_flight=self.in_flight,
                 style=self.config.style,
@@ -200,15 +208,20 @@ class MockApp(OpenAIEndpoint):
         self, request: web.Request, parsed: ParsedRequest, fault: Fault
     ) -> web.StreamResponse:
         plan = self.timing.plan(parsed.mock)
-        response = await respond(
-            request,
-            parsed,
-            plan,
-            fault=fault,
-            faults=self.config.faults,
-            model=self.config.model,
-            echo=self.config.mode == "echo",
-        )
+        if parsed.chat and self.config.agentic.active and fault is Fault.NONE:
+            response = await respond_agentic(
+                request, parsed, plan, self.config.agentic, model=self.config.model
+            )
+        else:
+            response = await respond(
+                request,
+                parsed,
+                plan,
+                fault=fault,
+                faults=self.config.faults,
+                model=self.config.model,
+                echo=self.config.mode == "echo",
+            )
         if fault is Fault.NONE or fault is Fault.SLOW_FIRST_BYTE:
             self.stats["completed"] += 1
             self.stats["tokens"] += plan.n_tokens

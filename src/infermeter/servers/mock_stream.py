@@ -83,9 +83,7 @@ def _prompt_words(
             isinstance(m, dict) and isinstance(m.get("content"), list) for m in messages
         ):
             return chat_content(messages)  # content parts: text, images, audio
-        text = " ".join(
-            str(m.get("content", "")) for m in messages if isinstance(m, dict)
-        )
+        text = " ".join(_message_text(m) for m in messages if isinstance(m, dict))
         return tuple(text.split()), []
     prompt = obj.get("prompt")
     if isinstance(prompt, str):
@@ -93,6 +91,17 @@ def _prompt_words(
     if isinstance(prompt, list):
         return tuple(str(p) for p in prompt), []
     raise ValueError("completions request needs a 'prompt' string or token list")
+
+
+def _message_text(message: dict[str, Any]) -> str:
+    """What a chat template renders of a message: its text, and for an agentic
+    turn its reasoning (kept with ``preserve_thinking``) and tool calls."""
+    parts = [message.get("content"), message.get("reasoning_content")]
+    for call in message.get("tool_calls") or ():
+        fn = call.get("function") if isinstance(call, dict) else None
+        if isinstance(fn, dict):
+            parts += [fn.get("name"), fn.get("arguments")]
+    return " ".join(p for p in parts if isinstance(p, str))
 
 
 @lru_cache(maxsize=4096)

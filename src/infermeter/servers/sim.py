@@ -48,6 +48,7 @@ from infermeter.servers.timing import output_length
 
 TOKEN = "tok "
 RID_HEADER = "X-Infermeter-Sim-Request"
+ROUTES = ("session", "round-robin")  # serve-sim --route (servers.sim_router)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +66,7 @@ class SimConfig:
     # Prefix cache per model replica, in tokens: -1 = its whole KV cache, 0 = off.
     prefix_cache_tokens: int = -1
     replicas: int = 1  # endpoints, one port each (serve-sim --replicas)
+    route: str = ""  # with replicas: a front port routing by session or in turn
 
     def validate(self) -> None:
         if not self.time_scale > 0:
@@ -73,6 +75,10 @@ class SimConfig:
             raise ConfigError(f"--chunk-ms must be >= 1 (got {self.chunk_ms:g}).")
         if self.replicas < 1:
             raise ConfigError(f"--replicas must be >= 1 (got {self.replicas}).")
+        if self.route and self.route not in ROUTES:
+            raise ConfigError(
+                f"--route {self.route!r}: use one of {', '.join(ROUTES)}."
+            )
         if self.prefix_cache_tokens < -1:  # -1 is "its whole KV cache"
             raise ConfigError(
                 "--prefix-cache-tokens must be -1 (the whole KV cache), 0 (off) or a "

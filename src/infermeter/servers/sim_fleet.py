@@ -2,8 +2,10 @@
 
 Each replica is a whole simulated endpoint (its own live simulator, KV cache
 and prefix cache) on its own port, so a client routes between them as it
-would between the replicas of a real deployment. All share one event loop.
-Figures measured against them are simulated, not measurements.
+would between the replicas of a real deployment. With ``--route`` a front
+port (the first) routes for the client, by session or in turn
+(``servers.sim_router``). All share one event loop. Figures measured against
+them are simulated, not measurements.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from aiohttp import web
 
 from infermeter.errors import ConfigError
 from infermeter.servers.background import app_runner, bind_socket, new_event_loop
+from infermeter.servers.endpoint import OpenAIEndpoint
 from infermeter.servers.sim import SimApp, SimConfig, spawn_server, stop_server
+from infermeter.servers.sim_router import FrontApp
 
 
 def fleet_ports(port: int, replicas: int) -> list[int]:
@@ -28,7 +32,7 @@ def fleet_ports(port: int, replicas: int) -> list[int]:
     return [0] * replicas if port == 0 else [port + i for i in range(replicas)]
 
 
-async def _start(apps: list[SimApp], host: str, ports: list[int]) -> list[int]:
+async def _start(apps: list[OpenAIEndpoint], host: str, ports: list[int]) -> list[int]:
     bound: list[int] = []
     for app, port in zip(apps, ports, strict=True):
         runner = app_runner(app.build())
@@ -52,12 +56,18 @@ def serve_fleet(
     port: int = 8000,
     announce: Callable[[list[int], list[SimApp]], None] | None = None,
 ) -> None:
-    """Serve ``config.replicas`` endpoints in the foreground until interrupted."""
+    """Serve ``config.replicas`` endpoints in the foreground until interrupted.
+
+    With ``config.route`` the first bound port is the front router's.
+    """
     apps = [SimApp(config) for _ in range(config.replicas)]
+    served: list[OpenAIEndpoint] = list(apps)
+    if config.route:
+        served.insert(0, FrontApp(apps, config.route))
     loop = new_event_loop()
     asyncio.set_event_loop(loop)
     bound = loop.run_until_complete(
-        _start(apps, host, fleet_ports(port, config.replicas))
+        _start(served, host, fleet_ports(port, len(served)))
     )
     if announce is not None:
         announce(bound, apps)
@@ -79,7 +89,13 @@ class SimFleetProcess:
 
     @property
     def urls(self) -> list[str]:
+        """Every served port's base URL (the front router's first with a route)."""
         return [f"http://{self.host}:{p}/v1" for p in self.ports]
+
+    @property
+    def front_url(self) -> str:
+        """The router's URL (``--route``), else the first replica's."""
+        return self.urls[0]
 
     def start(self) -> list[str]:
         self._process, ports = spawn_server(
