@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from infermeter.errors import InfermeterError
@@ -172,6 +172,10 @@ def _dataset_bytes(kind: str, rows: list[Any], raw: bytes) -> bytes:
     fmt=st.sampled_from([None, None, "jsonl", "squad", "sharegpt", "cnn-dailymail",
                          "multi-turn", "csv", "imagenet", "pickle"]),
 )  # fmt: skip
+# Found by this test: a token id past int64 (a float such as 1e300 in tok_input) was an
+# OverflowError, not a one-line DatasetError.
+@example(kind="jsonl", suffix=".jsonl", rows=[{"tok_input": [1e300], "input": "x"}],
+         raw=b"", benchmark="llama2-70b", fmt=None)  # fmt: skip
 def test_any_dataset_file_is_read_or_refused_in_one_line(
     kind: str, suffix: str, rows: list[Any], raw: bytes, benchmark: str, fmt: str | None
 ) -> None:

@@ -209,7 +209,7 @@ def unreadable_as_dataset_error(what: str) -> Iterator[None]:
         raise
     except (
         UnicodeDecodeError, ValueError, TypeError, KeyError, IndexError,
-        AttributeError, RecursionError, OSError,
+        AttributeError, RecursionError, OSError, OverflowError,
     ) as exc:  # fmt: skip
         first = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
         raise DatasetError(
