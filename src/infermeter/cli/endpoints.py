@@ -7,6 +7,7 @@ client's runs, checked by the official ``submission-checker``, can be submitted.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -113,3 +114,205 @@ def plan_command(
 
 def _hours(seconds: float) -> str:
     return f"{seconds / 3600:.2f} h ({seconds:,.0f} s)"
+
+
+@endpoints_app.command("run")
+def run_command(
+    url: Annotated[
+        list[str], typer.Option(help="Endpoint base URL, e.g. http://h:8000/v1.")
+    ],
+    model: Annotated[str, typer.Option(help="Model name sent to the endpoint.")],
+    concurrency: Annotated[
+        str, typer.Option(help="The curve's levels (checked by §5.3), e.g. 1,4,16,64.")
+    ],
+    out: Annotated[Path, typer.Option(help="Folder for the points.")],
+    c_max: Annotated[
+        int | None, typer.Option(help="C_max (default: the highest level).")
+    ] = None,
+    seed_set: Annotated[
+        str | None, typer.Option(help="Published seed set to bind to (§4.6), e.g. A.")
+    ] = None,
+    duration: Annotated[
+        float | None,
+        typer.Option(
+            help="Shorten every window to this many seconds (not submittable)."
+        ),
+    ] = None,
+    dataset_size: Annotated[
+        int, typer.Option(help="Prompts in one dataset pass.")
+    ] = 1024,
+    warmup: Annotated[
+        int | None, typer.Option(help="Warmup requests per point (default 2 x level).")
+    ] = None,
+    input_tokens: Annotated[int, typer.Option(min=1, help="Prompt words.")] = 128,
+    output_tokens: Annotated[int, typer.Option(min=1, help="max_tokens.")] = 128,
+    api: Annotated[str, typer.Option(help="completions or chat.")] = "completions",
+    sut_opt: Annotated[list[str], typer.Option("--sut-opt", help="key=value.")] = [],  # noqa: B006
+    seed: Annotated[int, typer.Option(min=0, help="Seed when unbound.")] = 0,
+) -> None:
+    """Run the curve's points by the MLPerf Endpoints v1.0 rules: fixed concurrency,
+    a warmup run excluded and declared, whole dataset passes drawn with replacement
+    (at least 4, covering §6.2's 600 s / 1,200 s window), seeds from a published set,
+    the steady state judged as the checker judges it. infermeter results (unverified).
+
+    Examples:
+
+      infermeter endpoints run --url http://127.0.0.1:8000/v1 --model m \\
+          --concurrency 1,2,4,8,16,32,40 --seed-set A --out curve/
+                        # 2.5 h or more: the rules' windows (tests: --duration 0.2 --dataset-size 8)
+
+      infermeter endpoints run --url URL --model m --concurrency 1,2,4,8,16,32,40 \\
+          --seed-set A --duration 1 --dataset-size 16 --out curve/
+                        # about 15 s; labelled not submittable (tests: --duration 0.2)
+    """
+    from infermeter.cli.options import parse_key_values
+    from infermeter.runs.endpoints_run import (
+        EndpointsRunRequest,
+        PointOutcome,
+        run_points,
+    )
+
+    options = parse_key_values(sut_opt, flag="--sut-opt")
+    options.update(url=",".join(url), model=model, api=api)
+    request = EndpointsRunRequest(
+        sut_options=options,
+        concurrency=parse_levels(concurrency),
+        out_dir=out,
+        c_max=c_max,
+        dataset_size=dataset_size,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        seed_set=seed_set,
+        seed=seed,
+        duration_s=duration,
+        warmup_requests=warmup,
+    )
+
+    def show(o: PointOutcome) -> None:
+        m = o.result.metrics
+        verdict = "meets the rules" if o.meets_rules else "; ".join(o.problems)
+        console.print(
+            f"c={o.concurrency}: {m.system_tps:,.1f} tok/s, {m.tps_per_user or 0:,.1f} "
+            f"tok/s/user, TTFT p90 {m.ttft_p90_ms or 0:.1f} ms; {o.passes} passes, "
+            f"window {o.steady['window']['duration_s']:.1f} s: {verdict}",
+            markup=False,
+        )
+
+    outcomes = run_points(request, on_point=show)
+    console.print(
+        f"{sum(o.meets_rules for o in outcomes)} of {len(outcomes)} points meet the rules; "
+        f"written to {out} (infermeter results, unverified). Next: "
+        f"infermeter endpoints package {out} --out DIR",
+        markup=False,
+    )
+
+
+@endpoints_app.command("package")
+def package_command(
+    points: Annotated[
+        list[Path],
+        typer.Argument(help="Folders of 'endpoints run' or 'sweep --concurrency'."),
+    ],
+    out: Annotated[Path, typer.Option(help="Where <org>/<submission_id>/ is written.")],
+    org: Annotated[
+        str, typer.Option(help="Submitting organisation (folder).")
+    ] = "my_org",
+    submission_id: Annotated[
+        str, typer.Option(help="Submission folder.")
+    ] = "submission_1",
+    system: Annotated[str, typer.Option(help="System name (folder).")] = "my_system",
+    model_name: Annotated[
+        str, typer.Option(help="Benchmark model, canonical form, e.g. llama3_1-8b.")
+    ] = "my_model",
+    dataset: Annotated[str, typer.Option(help="Dataset name.")] = "my_dataset",
+    division: Annotated[
+        str, typer.Option(help="Standardized, Serviced or RDI (§2).")
+    ] = "RDI",
+    c_max: Annotated[
+        int | None, typer.Option(help="C_max (default: the highest point).")
+    ] = None,
+    seed_set: Annotated[
+        str | None, typer.Option(help="The seed set the points were run with.")
+    ] = None,
+    endpoint_url: Annotated[str | None, typer.Option(help="Endpoint URL.")] = None,
+) -> None:
+    """Assemble the §8.1 submission tree from stored points: per point point.yaml,
+    config.yaml, result_summary.json and system_desc.json. Fields only the submitter
+    knows are strings starting FILL_IN (grep -rn FILL_IN). Standardized needs a
+    system_power.json per system (§4.5.2), which is not written.
+
+    Examples:
+
+      infermeter endpoints package curve/ --out packaged/ --model-name llama3_1-8b
+
+      infermeter endpoints package curve/ --out packaged/ --seed-set A \\
+          --model-name llama3_1-8b --system my_system   # points run with --seed-set A
+                        # a sweep's points are unbound: exit 2
+    """
+    from infermeter.runs.endpoints_package import PackageRequest, package
+
+    root = package(
+        PackageRequest(
+            sources=points,
+            out=out,
+            org=org,
+            submission_id=submission_id,
+            system=system,
+            model_name=model_name,
+            dataset=dataset,
+            division=division,
+            c_max=c_max,
+            seed_set=seed_set,
+            endpoint_url=endpoint_url,
+        )
+    )
+    console.print(
+        f"wrote {root}; fill in the FILL_IN fields (grep -rn FILL_IN {root}), then "
+        f"infermeter endpoints check {root.parent}",
+        markup=False,
+    )
+
+
+@endpoints_app.command("check")
+def check_command(
+    path: Annotated[
+        Path, typer.Argument(help="The organisation's folder of the tree.")
+    ],
+    checker: Annotated[
+        str | None,
+        typer.Option(
+            help="The checker's command (default: $INFERMETER_ENDPOINTS_CHECKER, else "
+            "endpoints-submission-cli on PATH).",
+        ),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the findings as JSON.")
+    ] = False,
+) -> None:
+    """Run the official MLPerf Endpoints submission checker (PyPI endpoints-submission-cli,
+    Python >= 3.12, installed on its own) on a tree and print its errors and warnings.
+    Exit 0 when it finds no error, 3 when it does.
+
+    Examples:
+
+      pip install 'infermeter[endpoints]'   (or a venv of its own, then --checker PATH)
+
+      infermeter endpoints check submission/my_org   # no accuracy runs: exit 3
+    """
+    from infermeter.cli.main import EXIT_INVALID
+    from infermeter.runs.endpoints_check import run_checker
+
+    report = run_checker(path, checker)
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        table = Table(title=f"submission-checker on {path}")
+        for col in ("severity", "rule", "message"):
+            table.add_column(col)
+        for f in report.findings:
+            if f.severity != "info":
+                table.add_row(f.severity, f.rule, f.message)
+        print_table(console, table)
+        console.print(report.summary(), markup=False)
+    if report.errors:
+        raise typer.Exit(EXIT_INVALID)

@@ -162,6 +162,9 @@ def violations(points: list[int], c_max: int) -> list[Violation]:
         found.append(
             Violation("point-cap", "§5.3", f"{n} points; at most {MAX_POINTS}")
         )
+    if c_max <= ULTRA_LOW_MAX:
+        text = f"C_max {c_max} must be above {ULTRA_LOW_MAX}"
+        return [*found, Violation("region-computation", "§5.5", text)]
     regions = compute_regions(c_max, derived_c_min(points))
     if not any(c <= ULTRA_LOW_MAX for c in points):
         found.append(
