@@ -12,9 +12,17 @@ from pathlib import Path
 LEVELS = [1, 2, 4, 8, 16, 32, 40]
 
 
-def store_point(folder: Path, c: int, i: int, mode: str = "concurrency") -> Path:
-    """``folder/NN_cK/performance/result_summary.json`` of one point."""
-    ns = [1_000_000 * k for k in (1, 2, 3)]
+def store_point(
+    folder: Path,
+    c: int,
+    i: int,
+    mode: str = "concurrency",
+    *,
+    tokens: int = 300,
+    tpot_p90_ms: int = 2,
+) -> Path:
+    """``folder/NN_cK/performance/result_summary.json`` of one point (2 s long)."""
+    ns = [1_000_000 * k for k in (1, tpot_p90_ms, 3)]
     summary = {
         "n_samples_issued": 30,
         "n_samples_completed": 30,
@@ -22,7 +30,7 @@ def store_point(folder: Path, c: int, i: int, mode: str = "concurrency") -> Path
         "duration_ns": 2_000_000_000,
         "ttft": {"total": sum(ns), "percentiles": {"50": ns[1], "90": ns[2]}},
         "tpot": {"total": sum(ns), "percentiles": {"50": ns[0], "90": ns[1]}},
-        "output_sequence_lengths": {"total": 300, "percentiles": {"50": 10}},
+        "output_sequence_lengths": {"total": tokens, "percentiles": {"50": 10}},
         "run_config": {"load": {"mode": mode, "concurrency": c, "warmup_requests": 4}},
         "infermeter": {},
     }

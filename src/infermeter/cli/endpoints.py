@@ -316,3 +316,64 @@ def check_command(
         console.print(report.summary(), markup=False)
     if report.errors:
         raise typer.Exit(EXIT_INVALID)
+
+
+@endpoints_app.command("curve")
+def curve_command(
+    folders: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Curves: 'endpoints run' / 'sweep' folders or results/<sys>/<model>."
+        ),
+    ],
+    label: Annotated[
+        list[str],
+        typer.Option(help="A label per curve, in order (default: folder names)."),
+    ] = [],  # noqa: B006 - typer needs a literal default
+    out: Annotated[
+        Path | None, typer.Option(help="Write the chart as an HTML page.")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the table as JSON.")
+    ] = False,
+) -> None:
+    """Curves as MLPerf Endpoints publishes them: the step function of system tokens/s
+    against tokens/s per user, regions of interest shaded, TTFT p90 per point, two or
+    more curves overlaid; per region, each curve's height (most tokens/s) and area
+    (under the step function) against the first curve's.
+
+    Examples:
+
+      infermeter endpoints curve curve/ --out curve.html
+
+      infermeter endpoints curve curve/ \\
+          submission/my_org/submission_1/results/my_system/llama3_1-8b \\
+          --label run --label packaged --out curves.html
+    """
+    from infermeter.report.endpoints_chart import curve_figure, write_page
+    from infermeter.runs.endpoints_curve import (
+        chart_data,
+        load_curve,
+        region_table,
+        table_text,
+    )
+
+    if label and len(label) != len(folders):
+        raise ConfigError(f"give one --label per folder ({len(folders)}), or none.")
+    curves = [load_curve(f, label[i] if label else None) for i, f in enumerate(folders)]
+    rows = region_table(curves)
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+    else:
+        text = table_text(curves, rows)
+        table = Table(title="Per region (infermeter results, unverified)")
+        for col in text[0]:
+            table.add_column(col, justify="right")
+        for row in text[1:]:
+            table.add_row(*row)
+        print_table(console, table)
+    if out is not None:
+        plain, bands = chart_data(curves)
+        title = "MLPerf Endpoints curve: " + ", ".join(c.label for c in curves)
+        write_page(out, curve_figure(plain, bands), table_text(curves, rows), title)
+        console.print(f"wrote {out}", markup=False)
