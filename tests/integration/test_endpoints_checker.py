@@ -63,8 +63,8 @@ def test_a_shortened_curve_passes_the_official_checker_but_for_accuracy(
     assert [o.concurrency for o in outcomes] == LEVELS
     for o in outcomes:
         m = o.result.metrics
-        # whole passes, at least 4; every query answered; the warmup declared apart
-        assert m.issued == o.passes * DATASET and o.passes >= 4
+        # whole passes; every query answered; the warmup declared apart
+        assert m.issued == o.passes * DATASET and o.passes >= 1
         assert (m.completed, m.failed) == (m.issued, 0)
         assert o.warmup["requests_issued"] == max(8, 2 * o.concurrency)
         assert any("shortens" in p for p in o.problems)  # labelled not submittable

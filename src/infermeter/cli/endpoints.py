@@ -6,9 +6,10 @@ client's runs, checked by the official ``submission-checker``, can be submitted.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -58,10 +59,25 @@ def plan_command(
         float, typer.Option(help="Warmup seconds per point (excluded from figures).")
     ] = 60.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    model: Annotated[
+        str | None,
+        typer.Option(help="Predict each point: benchmark model, e.g. llama2-70b."),
+    ] = None,
+    accelerator: Annotated[
+        str | None, typer.Option(help="Predict: accelerator, e.g. h200.")
+    ] = None,
+    count: Annotated[int, typer.Option(min=1, help="Predict: accelerators.")] = 8,
+    dataset_size: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="Prompts a pass (default: the benchmark's, with --model)."
+        ),
+    ] = None,
 ) -> None:
     """The four regions of interest (§5.5), legal levels (§5.3: 7..32 points, one Ultra
     Low, one in each of Low, Medium and High), each point's minimum steady-state window
-    (§6.2) and dataset passes (§4.4), and the campaign's wall time.
+    (§6.2) and whole dataset passes, and the campaign's wall time; with --model and
+    --accelerator, each point's figures predicted by the performance model (derived).
 
     Examples:
 
@@ -70,11 +86,17 @@ def plan_command(
       infermeter endpoints plan --c-max 4096 --points 12
 
       infermeter endpoints plan --c-max 1000 --concurrency 1,8,32,64,128,512,1000
+
+      infermeter endpoints plan --c-max 2048 --model llama2-70b --accelerator h200 --count 8
     """
     from infermeter.runs.endpoints_plan import plan_curve, region_label
 
     if warmup_s < 0:
         raise ConfigError(f"--warmup-s must be >= 0 (got {warmup_s:g}).")
+    if (model is None) != (accelerator is None):
+        raise ConfigError(
+            "Predicting needs both --model and --accelerator (and --count)."
+        )
     plan = plan_curve(
         c_max,
         c_min=c_min,
@@ -82,8 +104,25 @@ def plan_command(
         points=parse_levels(concurrency),
         warmup_s=warmup_s,
     )
+    predicted: dict[int, Any] = {}
+    if model is not None and accelerator is not None:
+        from infermeter.runs.endpoints_predict import predict_curve
+
+        levels = [p.concurrency for p in plan.points]
+        predicted, wl = predict_curve(levels, model, accelerator, count)
+        plan = plan_curve(
+            c_max,
+            points=levels,
+            warmup_s=warmup_s,
+            dataset_size=dataset_size or wl.samples,
+            qps={c: p.qps for c, p in predicted.items()},
+        )
     if as_json:
-        console.print_json(json.dumps(plan.to_dict()))
+        doc = plan.to_dict()
+        if predicted:
+            rows = [dataclasses.asdict(p) for p in predicted.values()]
+            doc["predicted"] = {"label": _DERIVED, "points": rows}
+        console.print_json(json.dumps(doc))
         return
     regions = Table(
         title=f"Regions (§5.5) for C_max {c_max}, C_min {plan.regions.c_min}"
@@ -93,23 +132,45 @@ def plan_command(
     for name, bounds in plan.regions.items():
         regions.add_row(region_label(name), str(bounds))
     print_table(console, regions)
-    table = Table(title="Points (infermeter plan; MLPerf Endpoints v1.0 rules)")
-    for col in ("concurrency", "region", "min window s", "min passes"):
-        table.add_column(col, justify="right")
-    for p in plan.points:
-        table.add_row(
-            str(p.concurrency),
-            region_label(p.region),
-            str(p.min_window_s),
-            str(p.min_passes),
-        )
-    print_table(console, table)
+    _points_table(plan.points, predicted)
     bound = "at least " if plan.total_is_lower_bound else ""
     console.print(
         f"{len(plan.points)} points; campaign wall time {bound}{_hours(plan.total_s)} "
         f"(windows + {warmup_s:g} s warmup each; a window spans whole dataset passes, "
         "so a slow endpoint or a large dataset runs longer)."
     )
+
+
+_DERIVED = "derived (performance model: step-model means, not p90s)"
+
+
+def _points_table(points: list[Any], predicted: dict[int, Any]) -> None:
+    from infermeter.runs.endpoints_plan import region_label
+    from infermeter.runs.endpoints_rules import MIN_TREND_PASSES
+
+    table = Table(title="Points (infermeter plan; MLPerf Endpoints v1.0 rules)")
+    cols = ["concurrency", "region", "min window s", "passes", "window s"]
+    if predicted:
+        cols += ["system tok/s (derived)", "tok/s/user (derived)", "TTFT ms (derived)"]
+    for col in cols:
+        table.add_column(col, justify="right")
+    for p in points:
+        row = [str(p.concurrency), region_label(p.region), str(p.min_window_s)]
+        passes = str(p.min_passes)
+        if p.window_s is not None and p.min_passes < MIN_TREND_PASSES:
+            passes += " (not windowable)"  # §4.4 needs 4 passes for the official basis
+        row += [passes, "-" if p.window_s is None else f"{p.window_s:,.0f}"]
+        if p.concurrency in predicted:
+            f = predicted[p.concurrency]
+            row += [
+                f"{f.system_tps:,.0f}",
+                f"{f.tps_per_user:,.1f}",
+                f"{f.ttft_ms:,.0f}",
+            ]
+        table.add_row(*row)
+    print_table(console, table)
+    if predicted:
+        console.print(f"predicted figures: {_DERIVED}", markup=False)
 
 
 def _hours(seconds: float) -> str:
@@ -144,6 +205,9 @@ def run_command(
     warmup: Annotated[
         int | None, typer.Option(help="Warmup requests per point (default 2 x level).")
     ] = None,
+    min_passes: Annotated[
+        int, typer.Option(min=1, help="Least passes (4: a windowable steady state).")
+    ] = 1,
     input_tokens: Annotated[int, typer.Option(min=1, help="Prompt words.")] = 128,
     output_tokens: Annotated[int, typer.Option(min=1, help="max_tokens.")] = 128,
     api: Annotated[str, typer.Option(help="completions or chat.")] = "completions",
@@ -152,8 +216,9 @@ def run_command(
 ) -> None:
     """Run the curve's points by the MLPerf Endpoints v1.0 rules: fixed concurrency,
     a warmup run excluded and declared, whole dataset passes drawn with replacement
-    (at least 4, covering §6.2's 600 s / 1,200 s window), seeds from a published set,
-    the steady state judged as the checker judges it. infermeter results (unverified).
+    (covering §6.2's 600 s / 1,200 s window; 4 for a windowable steady state), seeds
+    from a published set, the steady state judged as the checker judges it.
+    infermeter results (unverified).
 
     Examples:
 
@@ -186,6 +251,7 @@ def run_command(
         seed=seed,
         duration_s=duration,
         warmup_requests=warmup,
+        min_passes=min_passes,
     )
 
     def show(o: PointOutcome) -> None:

@@ -3,7 +3,8 @@
 Per point: a warmup run at the point's concurrency (excluded from every figure,
 declared in point.yaml, and the source of the rate that sizes the window), then the
 measured run at fixed concurrency (§6.1) issuing a whole number of dataset passes:
-at least 4 (§4.4), and enough to cover §6.2's minimum window at the warmup's rate.
+enough to cover §6.2's minimum window at the warmup's rate, at least ``min_passes``
+(1; 4 lets the steady state be ``windowable``, §4.4).
 Prompts are drawn with replacement (performance runs) by a generator seeded from the
 bound seed set's ``sample_index_rng_seed`` (§4.6), or from ``--seed`` and labelled
 unbound. ``--duration`` shortens every window; such a point is labelled not
@@ -29,7 +30,6 @@ from infermeter.loadgen.records import STATUS_OK, UNSET
 from infermeter.outfile import writable_folder
 from infermeter.runs.endpoints import result_summary, write_json
 from infermeter.runs.endpoints_rules import (
-    MIN_TREND_PASSES,
     SEED_SETS,
     check_points,
     min_duration_s,
@@ -59,6 +59,7 @@ class EndpointsRunRequest:
     duration_s: float | None = None  # shortens every window (not submittable)
     warmup_requests: int | None = None  # default: 2 x concurrency, at least 8
     completion_timeout_s: float = 120.0
+    min_passes: int = 1
 
     def validate(self) -> None:
         if self.seed_set is not None and self.seed_set not in SEED_SETS:
@@ -68,6 +69,8 @@ class EndpointsRunRequest:
             )
         if self.duration_s is not None and not self.duration_s > 0:
             raise ConfigError(f"--duration must be > 0 (got {self.duration_s:g}).")
+        if self.min_passes < 1:
+            raise ConfigError(f"--min-passes must be >= 1 (got {self.min_passes}).")
         if self.dataset_size < 1:
             raise ConfigError(f"--dataset-size must be >= 1 (got {self.dataset_size}).")
         if self.warmup_requests is not None and self.warmup_requests < 0:
@@ -152,7 +155,7 @@ def _run_point(sut: Any, request: EndpointsRunRequest, c: int) -> PointOutcome:
     warmup = _warmup_block(warm, c)
     qps = warm.metrics.qps if warm is not None and warm.metrics.completed else 0.0
     n = request.dataset_size
-    passes = max(MIN_TREND_PASSES, math.ceil(window_s * qps / n) if qps else 0)
+    passes = max(request.min_passes, math.ceil(window_s * qps / n) if qps else 0)
     result = _measure(sut, request, c, passes * n)
     steady = _steady(result, n, window_s)
     return PointOutcome(

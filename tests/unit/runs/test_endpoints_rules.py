@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -104,7 +105,7 @@ def test_plan_with_a_rate_spans_whole_dataset_passes() -> None:
     top = plan.points[-1]
     assert top.min_passes == 24  # 1200 s x 20 q/s = 24,000 queries = 24 passes
     assert top.window_s == pytest.approx(1200.0)
-    assert plan.points[0].min_passes == 4  # 300 queries in 600 s: 4 passes floor
+    assert plan.points[0].min_passes == 1  # 300 queries in 600 s: one whole pass
 
 
 def test_cli_plan_prints_json_and_refuses_with_exit_2() -> None:
@@ -118,3 +119,26 @@ def test_cli_plan_prints_json_and_refuses_with_exit_2() -> None:
     )
     assert bad.code == 2
     assert "point-count" in bad.stderr and "Traceback" not in bad.output
+
+
+def test_predicted_points_trade_user_speed_for_throughput() -> None:
+    from infermeter.runs.endpoints_predict import predict_curve
+
+    levels = choose_points(2048, 1)
+    predicted, wl = predict_curve(levels, "llama2-70b", "h200", 8)
+    rows = [predicted[c] for c in levels]
+    assert all(a.system_tps < b.system_tps for a, b in itertools.pairwise(rows))
+    assert all(a.tps_per_user >= b.tps_per_user for a, b in itertools.pairwise(rows))
+    # a closed loop: throughput is the users over a request's time, times its tokens
+    one = rows[0]
+    request_s = one.ttft_ms / 1e3 + (wl.osl_mean - 1) / one.tps_per_user
+    assert one.system_tps == pytest.approx(wl.osl_mean / request_s)
+    done = run_main(
+        "endpoints", "plan", "--c-max", "2048", "--model", "llama2-70b",
+        "--accelerator", "h200", "--json",
+    )  # fmt: skip
+    assert done.code == 0, done.output
+    doc = json.loads(done.stdout)
+    assert doc["predicted"]["label"].startswith("derived")
+    assert not doc["total_is_lower_bound"]
+    assert run_main("endpoints", "plan", "--c-max", "64", "--model", "x").code == 2
