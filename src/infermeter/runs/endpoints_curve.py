@@ -5,8 +5,10 @@ Its published form is a step function: at per-user speed x, the most system toke
 any point reaches while serving each user at least x tokens/s,
 ``f(x) = max(system_tps_i for tps_per_user_i >= x)``. Per region of interest (§5.5,
 by each curve's own C_max and C_min), two curves compare by *height* (the most
-tokens/s among the region's points) and *area* (the integral of f over the
-per-user-speed span of the region's points, on both curves). Points come from
+tokens/s among the region's points) and *area* (the integral of f over the region's
+per-user speeds on the first curve: from its region's fastest point down to the
+fastest point of any higher region, or to 0 for High; the spans tile the axis, so
+the areas add up to the whole curve's). Points come from
 ``endpoints run`` / ``sweep --concurrency`` folders or a packaged curve folder
 (``results/<system>/<model>``, its ``r<N>/result_summary.json``).
 """
@@ -117,16 +119,23 @@ def _packaged(path: Path) -> list[tuple[int, dict[str, Any]]]:
     return found
 
 
+def region_spans(curve: Curve) -> dict[str, tuple[float, float]]:
+    """Each region's per-user speeds on ``curve`` (see the module's docstring)."""
+    spans: dict[str, tuple[float, float]] = {}
+    for i, region in enumerate(COMPARED):
+        xs = [p.tps_per_user for p in curve.points if curve.region_of(p) == region]
+        if not xs:
+            continue
+        above = COMPARED[i + 1 :]
+        higher = [p.tps_per_user for p in curve.points if curve.region_of(p) in above]
+        spans[region] = (max(higher, default=0.0), max(xs))
+    return spans
+
+
 def region_table(curves: list[Curve]) -> list[dict[str, Any]]:
     """Per region: each curve's height and area, and each later curve against the first."""
     rows = []
-    for region in COMPARED:
-        spans = [
-            p.tps_per_user for c in curves for p in c.points if c.region_of(p) == region
-        ]
-        if not spans:
-            continue
-        lo, hi = min(spans), max(spans)
+    for region, (lo, hi) in region_spans(curves[0]).items():
         row: dict[str, Any] = {
             "region": REGION_LABELS[region],
             "tps_per_user_span": [round(lo, 3), round(hi, 3)],
@@ -152,7 +161,7 @@ def chart_data(
     curves: list[Curve],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Plain data for report/endpoints_chart.py: the curves, and the first curve's
-    region bands (a lone point's band is widened 3 % each side to stay visible)."""
+    region bands (its ``region_spans``)."""
     plain = []
     for c in curves:
         step_x, step_y = c.staircase()
@@ -169,15 +178,11 @@ def chart_data(
         plain.append(
             {"label": c.label, "step_x": step_x, "step_y": step_y, "points": points}
         )
-    first = curves[0]
-    bands = []
-    for region in COMPARED:
-        xs = [p.tps_per_user for p in first.points if first.region_of(p) == region]
-        if xs:
-            lo, hi = min(xs), max(xs)
-            if hi == lo:
-                lo, hi = lo * 0.97, hi * 1.03
-            bands.append({"region": REGION_LABELS[region], "span": [lo, hi]})
+    bands = [
+        {"region": REGION_LABELS[region], "span": [lo, hi]}
+        for region, (lo, hi) in region_spans(curves[0]).items()
+        if hi > lo
+    ]
     return plain, bands
 
 

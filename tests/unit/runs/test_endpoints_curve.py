@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,11 @@ def test_region_table_compares_heights_and_areas_with_the_first(tmp_path: Path) 
     assert high["height_0"] == 2000.0 and high["height_1"] == 3000.0
     assert high["height_diff_1"] == pytest.approx(0.5)
     assert high["area_diff_1"] == pytest.approx(0.5)  # every step 1.5x as high
+    # the spans tile the axis from 0 to the fastest point: areas add up to the curve's
+    spans = [r["tps_per_user_span"] for r in rows]
+    assert spans[-1][0] == 0.0 and spans[0][1] == 1000.0
+    assert all(lo == prev_lo for (prev_lo, _), (_, lo) in itertools.pairwise(spans))
+    assert sum(r["area_0"] for r in rows) == pytest.approx(a.area(0.0, 1000.0))
     text = table_text([a, b], rows)
     assert text[0][:3] == ["region", "tok/s/user span", "height a"]
     assert "(+50.0%)" in text[-1][4]
