@@ -6,12 +6,11 @@ Skips when Debian's chromium is absent (apt-get install chromium).
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from tests.endpoints_fixtures import store_point
+from tests.integration.test_report_chromium import CHROMIUM, _dump_dom
 
 from infermeter.report.endpoints_chart import curve_figure, write_page
 from infermeter.runs.endpoints_curve import (
@@ -21,9 +20,6 @@ from infermeter.runs.endpoints_curve import (
     table_text,
 )
 
-CHROMIUM = next(
-    (p for p in map(shutil.which, ("chromium", "chromium-browser")) if p), None
-)
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed"),
@@ -48,27 +44,8 @@ def test_two_curves_of_nine_points_render(tmp_path: Path) -> None:
     page = write_page(
         tmp_path / "c.html", curve_figure(plain, bands), text, "two curves"
     )
-    done = subprocess.run(
-        [
-            str(CHROMIUM),
-            "--headless",
-            "--disable-gpu",
-            "--no-sandbox",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--virtual-time-budget=10000",
-            "--dump-dom",
-            page.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    dom = done.stdout
-    assert [line for line in done.stderr.splitlines() if ":CONSOLE" in line] == []
+    dom, log = _dump_dom(page, tmp_path)  # the report test's Chromium call
+    assert [line for line in log.splitlines() if ":CONSOLE" in line] == []
     assert 'class="main-svg"' in dom  # plotly drew the chart
     assert dom.count('class="point ') == 2 * len(LEVELS)  # every marker of both curves
     assert dom.count('class="textpoint"') == 2 * len(LEVELS)  # their c<N> labels
