@@ -68,6 +68,7 @@ def test_a_shortened_curve_passes_the_official_checker_but_for_accuracy(
         assert (m.completed, m.failed) == (m.issued, 0)
         assert o.warmup["requests_issued"] == max(8, 2 * o.concurrency)
         assert any("shortens" in p for p in o.problems)  # labelled not submittable
+        assert o.steady["status"] != "windowable"  # judged on the rules' 600 / 1,200 s
     root = package(
         PackageRequest(
             sources=[tmp_path / "curve"],

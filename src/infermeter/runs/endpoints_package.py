@@ -181,7 +181,9 @@ def _point_facts(p: StoredPoint) -> dict[str, Any]:
         "concurrency": p.concurrency,
         "warmup": warmup,
         "steady_state": run.get("steady_state"),
-        "window_s": run.get("window_s", float(p.summary.get("duration_ns", 0)) / 1e9),
+        "window_s": run.get(
+            "target_window_s", float(p.summary.get("duration_ns", 0)) / 1e9
+        ),
         "load": load,
     }
 

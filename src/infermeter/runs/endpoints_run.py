@@ -157,7 +157,8 @@ def _run_point(sut: Any, request: EndpointsRunRequest, c: int) -> PointOutcome:
     n = request.dataset_size
     passes = max(request.min_passes, math.ceil(window_s * qps / n) if qps else 0)
     result = _measure(sut, request, c, passes * n)
-    steady = _steady(result, n, window_s)
+    # judged against the rules' window, whatever --duration asked for
+    steady = _steady(result, n, float(min_duration_s(c)))
     return PointOutcome(
         c, result, passes, steady, warmup, _problems(request, result, steady, c)
     )
@@ -248,6 +249,8 @@ def _write(outcome: PointOutcome, request: EndpointsRunRequest, i: int) -> Path:
             "dataset_size": request.dataset_size,
             "passes": outcome.passes,
             "window_s": outcome.steady["window"]["duration_s"],
+            "target_window_s": request.duration_s
+            or min_duration_s(outcome.concurrency),
             "min_window_s": min_duration_s(outcome.concurrency),
             "warmup": outcome.warmup,
             "steady_state": outcome.steady,
