@@ -179,14 +179,23 @@ def _hours(seconds: float) -> str:
 
 @endpoints_app.command("run")
 def run_command(
+    out: Annotated[Path, typer.Option(help="Folder for the points.")],
     url: Annotated[
         list[str], typer.Option(help="Endpoint base URL, e.g. http://h:8000/v1.")
-    ],
-    model: Annotated[str, typer.Option(help="Model name sent to the endpoint.")],
+    ] = [],  # noqa: B006 - typer needs a literal default
+    model: Annotated[
+        str | None, typer.Option(help="Model name sent to the endpoint.")
+    ] = None,
     concurrency: Annotated[
-        str, typer.Option(help="The curve's levels (checked by §5.3), e.g. 1,4,16,64.")
-    ],
-    out: Annotated[Path, typer.Option(help="Folder for the points.")],
+        str | None,
+        typer.Option(help="The curve's levels (checked by §5.3), e.g. 1,4,16,64."),
+    ] = None,
+    config: Annotated[
+        list[Path],
+        typer.Option(
+            help="A reference-client YAML (one point each), instead of the above."
+        ),
+    ] = [],  # noqa: B006 - typer needs a literal default
     c_max: Annotated[
         int | None, typer.Option(help="C_max (default: the highest level).")
     ] = None,
@@ -218,7 +227,10 @@ def run_command(
     a warmup run excluded and declared, whole dataset passes drawn with replacement
     (covering §6.2's 600 s / 1,200 s window; 4 for a windowable steady state), seeds
     from a published set, the steady state judged as the checker judges it.
-    infermeter results (unverified).
+    infermeter results (unverified). With --config (repeatable), each point is one
+    of the reference client's YAML configs (concurrency load pattern), run on
+    infermeter's engine: endpoint, model, level, seeds, window, max_new_tokens and the
+    JSONL dataset's "prompt" rows come from the files.
 
     Examples:
 
@@ -238,7 +250,6 @@ def run_command(
     )
 
     options = parse_key_values(sut_opt, flag="--sut-opt")
-    options.update(url=",".join(url), model=model, api=api)
     request = EndpointsRunRequest(
         sut_options=options,
         concurrency=parse_levels(concurrency),
@@ -253,6 +264,16 @@ def run_command(
         warmup_requests=warmup,
         min_passes=min_passes,
     )
+    if config:
+        if url or model or concurrency:
+            raise ConfigError(
+                "Give --config files or --url/--model/--concurrency, not both."
+            )
+        request = _from_configs(config, request)
+    elif not (url and model and concurrency):
+        raise ConfigError("Give --url, --model and --concurrency (or --config FILE).")
+    else:
+        options.update(url=",".join(url), model=model, api=api)
 
     def show(o: PointOutcome) -> None:
         m = o.result.metrics
@@ -270,6 +291,35 @@ def run_command(
         f"written to {out} (infermeter results, unverified). Next: "
         f"infermeter endpoints package {out} --out DIR",
         markup=False,
+    )
+
+
+def _from_configs(paths: list[Path], request: Any) -> Any:
+    """The run the reference client's config files describe, on infermeter's engine."""
+    from infermeter.runs.endpoints_config import JsonlPrompts, curve_of, read_config
+
+    configs = [read_config(p) for p in paths]
+    first = curve_of(configs)
+    shortest = min(c.min_duration_ms for c in configs) / 1000
+    size = first.samples or (
+        len(JsonlPrompts(first.dataset, 1)) if first.dataset else 0
+    )
+    return dataclasses.replace(
+        request,
+        sut_options={
+            **request.sut_options,
+            "url": first.url,
+            "model": first.model,
+            "api": "chat",  # the reference client's openai API type sends chat
+        },
+        concurrency=[c.concurrency for c in configs],
+        seed_set=first.seed_set,
+        seed=first.seed,
+        # the rules' windows unless the configs ask for less (then labelled shortened)
+        duration_s=shortest if shortest < 600 else request.duration_s,
+        output_tokens=first.max_new_tokens or request.output_tokens,
+        prompts_file=first.dataset,
+        dataset_size=size or request.dataset_size,
     )
 
 

@@ -29,6 +29,7 @@ from infermeter.errors import ConfigError
 from infermeter.loadgen.records import STATUS_OK, UNSET
 from infermeter.outfile import writable_folder
 from infermeter.runs.endpoints import result_summary, write_json
+from infermeter.runs.endpoints_config import JsonlPrompts
 from infermeter.runs.endpoints_rules import (
     SEED_SETS,
     check_points,
@@ -60,6 +61,7 @@ class EndpointsRunRequest:
     warmup_requests: int | None = None  # default: 2 x concurrency, at least 8
     completion_timeout_s: float = 120.0
     min_passes: int = 1
+    prompts_file: Path | None = None  # JSONL rows with a "prompt"; else synthetic
 
     def validate(self) -> None:
         if self.seed_set is not None and self.seed_set not in SEED_SETS:
@@ -122,12 +124,14 @@ def run_points(
     request.validate()
     writable_folder(request.out_dir, "--out")
     config, key = config_from_options(request.sut_options)
-    base = SyntheticPrompts(
+    base: PromptSource = SyntheticPrompts(
         request.dataset_size,
         input_tokens=request.input_tokens,
         output_tokens=request.output_tokens,
         seed=request.seed,
     )
+    if request.prompts_file is not None:
+        base = JsonlPrompts(request.prompts_file, request.output_tokens)
     seeds = SEED_SETS.get(request.seed_set or "", {})
     prompts = ResampledPrompts(
         base, request.dataset_size, seeds.get("sample_index_rng_seed", request.seed)
