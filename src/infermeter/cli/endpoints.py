@@ -222,6 +222,24 @@ def run_command(
     api: Annotated[str, typer.Option(help="completions or chat.")] = "completions",
     sut_opt: Annotated[list[str], typer.Option("--sut-opt", help="key=value.")] = [],  # noqa: B006
     seed: Annotated[int, typer.Option(min=0, help="Seed when unbound.")] = 0,
+    partial: Annotated[
+        bool,
+        typer.Option(help="Run levels that are not a whole curve (no §5.3 check)."),
+    ] = False,
+    engine: Annotated[
+        str,
+        typer.Option(help="infermeter, or endpoints-reference (the reference client)."),
+    ] = "infermeter",
+    client_python: Annotated[
+        Path | None,
+        typer.Option(help="endpoints-reference: the Python of the client's venv."),
+    ] = None,
+    tokenizer: Annotated[
+        str | None,
+        typer.Option(
+            help="endpoints-reference: tokenizer (HF id or folder) for its metrics."
+        ),
+    ] = None,
 ) -> None:
     """Run the curve's points by the MLPerf Endpoints v1.0 rules: fixed concurrency,
     a warmup run excluded and declared, whole dataset passes drawn with replacement
@@ -263,6 +281,7 @@ def run_command(
         duration_s=duration,
         warmup_requests=warmup,
         min_passes=min_passes,
+        partial=partial,
     )
     if config:
         if url or model or concurrency:
@@ -274,6 +293,12 @@ def run_command(
         raise ConfigError("Give --url, --model and --concurrency (or --config FILE).")
     else:
         options.update(url=",".join(url), model=model, api=api)
+
+    if engine == "endpoints-reference":
+        _run_reference(request, client_python, tokenizer)
+        return
+    if engine != "infermeter":
+        raise ConfigError(f"--engine {engine!r}: infermeter or endpoints-reference.")
 
     def show(o: PointOutcome) -> None:
         m = o.result.metrics
@@ -290,6 +315,22 @@ def run_command(
         f"{sum(o.meets_rules for o in outcomes)} of {len(outcomes)} points meet the rules; "
         f"written to {out} (infermeter results, unverified). Next: "
         f"infermeter endpoints package {out} --out DIR",
+        markup=False,
+    )
+
+
+def _run_reference(
+    request: Any, client_python: Path | None, tokenizer: str | None
+) -> None:
+    from infermeter.runs.endpoints_reference import run_reference_points
+
+    if client_python is None:
+        raise ConfigError("--engine endpoints-reference needs --client-python PATH.")
+    for folder in run_reference_points(request, client_python, tokenizer):
+        console.print(f"reference client: {folder}", markup=False)
+    console.print(
+        f"written to {request.out_dir} (the reference client's run folders). Next: "
+        f"infermeter endpoints curve {request.out_dir}",
         markup=False,
     )
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.errors import ConfigError
+from infermeter.runs.endpoints_files import percentile
 from infermeter.runs.endpoints_package import read_points
 from infermeter.runs.endpoints_rules import (
     REGION_LABELS,
@@ -83,8 +84,8 @@ def point_of(summary: dict[str, Any], concurrency: int) -> CurvePoint | None:
     """The curve figures of one result_summary.json (ns units), or None."""
     duration = float(summary.get("duration_ns") or 0)
     tokens = float((summary.get("output_sequence_lengths") or {}).get("total", 0))
-    tpot = ((summary.get("tpot") or {}).get("percentiles") or {}).get("90")
-    ttft = ((summary.get("ttft") or {}).get("percentiles") or {}).get("90")
+    tpot = percentile(summary.get("tpot"), 90.0)
+    ttft = percentile(summary.get("ttft"), 90.0)
     if duration <= 0 or not tpot:
         return None
     return CurvePoint(

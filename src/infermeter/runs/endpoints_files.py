@@ -22,11 +22,26 @@ from infermeter.runs.endpoints_rules import (
 )
 
 FILL_IN_MARK = "FILL_IN"
+# Beside a reference client's run folder: what infermeter knows of the point (its
+# seed set, dataset size, passes), so the reference's own files stay as it wrote them.
+SIDECAR = "infermeter_point.json"
 
 
 def fill_in(what: str) -> str:
     """A field only the submitter can fill, marked for ``grep -r FILL_IN``."""
     return f"{FILL_IN_MARK}: {what}"
+
+
+def percentile(stats: dict[str, Any] | None, q: float) -> float | None:
+    """A rollup's percentile ``q`` whether keyed "90" (infermeter) or "90.0" (the
+    reference client), as the checker reads both."""
+    for key, value in ((stats or {}).get("percentiles") or {}).items():
+        try:
+            if float(key) == q:
+                return float(value)
+        except ValueError:
+            continue
+    return None
 
 
 def summary_for_checker(summary: dict[str, Any]) -> dict[str, Any]:
@@ -37,7 +52,7 @@ def summary_for_checker(summary: dict[str, Any]) -> dict[str, Any]:
     duration_ns = float(summary.get("duration_ns") or 0)
     if duration_ns > 0:
         out["system_tps"] = tokens / (duration_ns / 1e9)
-    p90 = ((summary.get("tpot") or {}).get("percentiles") or {}).get("90")
+    p90 = percentile(summary.get("tpot"), 90.0)
     if p90:
         out["tps_per_user"] = 1000.0 / (float(p90) / 1e6)
     return out

@@ -27,6 +27,7 @@ from typing import Any
 from infermeter.errors import ConfigError
 from infermeter.runs.endpoints_files import (
     FILL_IN_MARK,
+    SIDECAR,
     config_yaml,
     point_yaml,
     summary_for_checker,
@@ -64,6 +65,10 @@ class StoredPoint:
 
     @property
     def block(self) -> dict[str, Any]:
+        """infermeter's block: in the summary, or beside a reference client's run."""
+        side = self.folder / SIDECAR
+        if "infermeter" not in self.summary and side.is_file():
+            return dict(json.loads(side.read_text(encoding="utf-8")))
         return dict(self.summary.get("infermeter") or {})
 
     @property
@@ -96,13 +101,28 @@ def read_points(sources: list[Path]) -> list[StoredPoint]:
 
 def _stored(path: Path) -> StoredPoint:
     summary = json.loads(path.read_text(encoding="utf-8"))
-    load = (summary.get("run_config") or {}).get("load") or {}
+    load = _load_spec(summary.get("run_config") or {})
     if load.get("mode") != "concurrency":
         raise ConfigError(
             f"{path.parent.parent.name}: a {load.get('mode', 'unknown')!r} point; MLPerf "
             "Endpoints takes fixed-concurrency points only (§6.1): sweep --concurrency."
         )
     return StoredPoint(int(load["concurrency"]), summary, path.parent.parent)
+
+
+def _load_spec(config: dict[str, Any]) -> dict[str, Any]:
+    """infermeter's load spec, or the reference client's load pattern read as one."""
+    if "load" in config:
+        return dict(config["load"] or {})
+    # result_summary.json's run_config holds it at the top; config.yaml under settings
+    pattern = (
+        config.get("load_pattern")
+        or (config.get("settings") or {}).get("load_pattern")
+        or {}
+    )
+    if pattern.get("type") == "concurrency":
+        return {"mode": "concurrency", "concurrency": pattern.get("target_concurrency")}
+    return {"mode": pattern.get("type", "unknown")}
 
 
 def package(request: PackageRequest) -> Path:
@@ -166,7 +186,7 @@ def _meta(request: PackageRequest, points: list[StoredPoint]) -> dict[str, Any]:
 
 def _point_facts(p: StoredPoint) -> dict[str, Any]:
     """Concurrency, warmup, window and steady state, from what the run stored."""
-    load = p.summary["run_config"]["load"]
+    load = _load_spec(p.summary.get("run_config") or {})
     run = p.endpoints
     warm_n = int(load.get("warmup_requests") or 0)
     warmup = run.get("warmup") or {

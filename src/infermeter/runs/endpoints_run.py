@@ -62,6 +62,7 @@ class EndpointsRunRequest:
     completion_timeout_s: float = 120.0
     min_passes: int = 1
     prompts_file: Path | None = None  # JSONL rows with a "prompt"; else synthetic
+    partial: bool = False  # levels that are not a whole curve (not packageable)
 
     def validate(self) -> None:
         if self.seed_set is not None and self.seed_set not in SEED_SETS:
@@ -77,7 +78,10 @@ class EndpointsRunRequest:
             raise ConfigError(f"--dataset-size must be >= 1 (got {self.dataset_size}).")
         if self.warmup_requests is not None and self.warmup_requests < 0:
             raise ConfigError(f"--warmup must be >= 0 (got {self.warmup_requests}).")
-        check_points(self.concurrency, self.c_max or max(self.concurrency, default=1))
+        if not self.concurrency or min(self.concurrency) < 1:
+            raise ConfigError("--concurrency needs levels >= 1, e.g. 1,2,4,8,16,32,40.")
+        if not self.partial:
+            check_points(self.concurrency, self.c_max or max(self.concurrency))
 
 
 class ResampledPrompts:
