@@ -44,3 +44,21 @@ def store_curve(folder: Path, levels: list[int] = LEVELS) -> Path:
     for i, c in enumerate(levels):
         store_point(folder, c, i)
     return folder
+
+
+def word_tokenizer(folder: Path) -> Path:
+    """A tokenizer folder where each of the mock's words is one token."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    vocab = {"[UNK]": 0, "tok": 1, **{f"w{i}": i + 2 for i in range(1000)}}
+    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()  # type: ignore[assignment]
+    folder.mkdir(parents=True)
+    tokenizer.save(str(folder / "tokenizer.json"))
+    config = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "unk_token": "[UNK]",
+        "chat_template": "{% for m in messages %}{{ m['content'] }} {% endfor %}",
+    }
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    return folder

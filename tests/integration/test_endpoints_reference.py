@@ -10,11 +10,11 @@ Hugging Face download.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from pathlib import Path
 
 import pytest
+from tests.endpoints_fixtures import word_tokenizer
 
 from infermeter.runs.endpoints_package import read_points
 from infermeter.runs.endpoints_reference import run_reference_points
@@ -36,24 +36,6 @@ def client() -> Path:
         )
     pytest.importorskip("tokenizers")
     return Path(CLIENT)
-
-
-def word_tokenizer(folder: Path) -> Path:
-    """A tokenizer folder where each of the mock's words is one token."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
-
-    vocab = {"[UNK]": 0, "tok": 1, **{f"w{i}": i + 2 for i in range(1000)}}
-    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
-    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()  # type: ignore[assignment]
-    folder.mkdir(parents=True)
-    tokenizer.save(str(folder / "tokenizer.json"))
-    config = {
-        "tokenizer_class": "PreTrainedTokenizerFast",
-        "unk_token": "[UNK]",
-        "chat_template": "{% for m in messages %}{{ m['content'] }} {% endfor %}",
-    }
-    (folder / "tokenizer_config.json").write_text(json.dumps(config))
-    return folder
 
 
 def test_both_engines_run_the_same_point(tmp_path: Path, client: Path) -> None:
