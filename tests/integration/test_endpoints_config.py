@@ -87,3 +87,13 @@ def test_configs_that_are_not_one_fixed_concurrency_curve_are_refused(
     )
     assert mixed.code == 2 and "not both" in mixed.stderr
     assert read_config(a).url == url and read_config(a).seed_set == "A"
+
+
+def test_a_run_where_nothing_answers_exits_1(tmp_path: Path) -> None:
+    done = run_main(
+        "endpoints", "run", "--url", "http://127.0.0.1:9/v1", "--model", "m",
+        "--concurrency", "1,2,4,8,16,32,40", "--duration", "0.05", "--dataset-size", "2",
+        "--warmup", "0", "--out", str(tmp_path / "curve"),
+    )  # fmt: skip
+    assert done.code == 1, done.output
+    assert "failed" in done.stdout

@@ -311,12 +311,25 @@ def run_command(
         )
 
     outcomes = run_points(request, on_point=show)
+    code = _run_exit_code(outcomes)
     console.print(
         f"{sum(o.meets_rules for o in outcomes)} of {len(outcomes)} points meet the rules; "
         f"written to {out} (infermeter results, unverified). Next: "
         f"infermeter endpoints package {out} --out DIR",
         markup=False,
     )
+    if code:
+        raise typer.Exit(code)
+
+
+def _run_exit_code(outcomes: list[Any]) -> int:
+    """1 when no request completed anywhere, 3 when some request failed, else 0."""
+    from infermeter.cli.main import EXIT_ERROR, EXIT_INVALID
+
+    metrics = [o.result.metrics for o in outcomes]
+    if not any(m.completed for m in metrics):
+        return EXIT_ERROR
+    return EXIT_INVALID if any(m.completed < m.issued for m in metrics) else 0
 
 
 def _run_reference(

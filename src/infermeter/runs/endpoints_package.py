@@ -157,7 +157,11 @@ def _write_tree(
         folder.mkdir(parents=True)
         stored = _point_facts(p)
         (folder / "point.yaml").write_text(to_yaml(point_yaml(stored, regions, meta)))
-        (folder / "config.yaml").write_text(to_yaml(config_yaml(stored, meta)))
+        ran = p.folder / "config.yaml"  # the reference client's own, shipped as written
+        if ran.is_file():
+            shutil.copyfile(ran, folder / "config.yaml")
+        else:
+            (folder / "config.yaml").write_text(to_yaml(config_yaml(stored, meta)))
         _json(folder / "result_summary.json", summary_for_checker(p.summary))
         _json(folder / "system_desc.json", desc)
     _readmes(root, request, points)

@@ -97,3 +97,29 @@ def test_summary_for_checker_and_yaml_are_plain() -> None:
     assert "system_tps" not in summary_for_checker({"duration_ns": 0})
     text = to_yaml({"a": {"b": [1, "x: y"], "c": None, "d": {}}, "e": True})
     assert text == 'a:\n  b:\n    - 1\n    - "x: y"\n  c: null\n  d: {}\ne: true\n'
+
+
+def test_a_reference_client_folder_is_packaged_with_its_own_config(
+    tmp_path: Path,
+) -> None:
+    curve = store_curve(tmp_path / "curve")
+    point = curve / "06_c40"
+    summary_path = point / "performance" / "result_summary.json"
+    summary = json.loads(summary_path.read_text())
+    del summary["infermeter"]  # as the reference client writes it
+    summary["run_config"] = {
+        "load_pattern": {"type": "concurrency", "target_concurrency": 40}
+    }
+    summary["tpot"]["percentiles"] = {"90.0": 2_000_000}  # its keys
+    summary_path.write_text(json.dumps(summary))
+    (point / "config.yaml").write_text("name: online_benchmark\n")
+    (point / "infermeter_point.json").write_text(
+        json.dumps({"engine": "endpoints-reference"})
+    )
+    root = package(PackageRequest([curve], tmp_path / "out"))
+    packaged = root / "results" / "my_system" / "my_model" / "r40"
+    assert (packaged / "config.yaml").read_text() == "name: online_benchmark\n"
+    assert (
+        json.loads((packaged / "result_summary.json").read_text())["tps_per_user"]
+        == 500.0
+    )
