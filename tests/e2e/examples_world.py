@@ -104,10 +104,21 @@ def build_world(template: Path, urls: list[str]) -> World:
     _trace(template / "mooncake.jsonl")
     _trajectories(template / "trajectories.jsonl")
     _audits(template, store)
+    _endpoints_curve(template)
     published = SHARED / "summary_results_v4.1.json"
     if published.exists():
         shutil.copy(published, template / "summary_results.json")
     return world
+
+
+def _endpoints_curve(template: Path) -> None:
+    """``curve/``: seven stored points (``endpoints package``'s input), and
+    ``submission/my_org``: the tree packaged from them (``endpoints check``'s)."""
+    from infermeter.runs.endpoints_package import PackageRequest, package
+    from tests.endpoints_fixtures import store_curve
+
+    curve = store_curve(template / "curve")
+    package(PackageRequest([curve], template / "submission", model_name="llama3_1-8b"))
 
 
 WORDS = [

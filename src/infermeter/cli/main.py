@@ -50,6 +50,7 @@ def _register() -> None:
     from infermeter.cli import compliance as _compliance  # noqa: F401
     from infermeter.cli import datasets as _datasets  # noqa: F401
     from infermeter.cli import diff as _diff  # noqa: F401
+    from infermeter.cli import endpoints as _endpoints  # noqa: F401
     from infermeter.cli import model as _model  # noqa: F401
     from infermeter.cli import plan as _plan  # noqa: F401
     from infermeter.cli import report as _report  # noqa: F401

@@ -1,0 +1,98 @@
+"""One MLPerf Endpoints point against the timed mock, by both engines side by side.
+
+infermeter's engine (``endpoints run``) and the reference client (``endpoints run
+--engine endpoints-reference``, mlcommons/endpoints in its own Python 3.12 venv) run
+the same point: concurrency 8, 4 passes of 64 synthetic prompts, 32 output tokens,
+seed set A. Printed: TTFT p90 and TPOT p90 of each engine beside what the mock was
+told (constant TTFT and inter-token gap: the server's side of every request), and
+each engine's client CPU seconds per 1,000 requests (infermeter: its own
+certification; the reference: the CPU of its process tree, from getrusage of the
+children). The reference counts tokens with a word-level tokenizer over the mock's
+words (tests/endpoints_fixtures.py builds it).
+
+    python benchmarks/client/endpoints_engines.py --client-python VENV/bin/python
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import resource
+import tempfile
+from pathlib import Path
+
+from tests.endpoints_fixtures import word_tokenizer
+
+from infermeter.runs.endpoints_files import percentile
+from infermeter.runs.endpoints_reference import run_reference_points
+from infermeter.runs.endpoints_run import EndpointsRunRequest, run_points
+from infermeter.servers.mock import MockConfig, MockProcess
+
+TTFT_S, ITL_S, OUT, USERS, DATASET, PASSES = 0.050, 0.005, 32, 8, 64, 4
+
+
+def _summary(folder: Path) -> dict[str, object]:
+    [path] = folder.glob("*/performance/result_summary.json")
+    return dict(json.loads(path.read_text()))
+
+
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--client-python", type=Path, required=True)
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="endpoints-engines-"))
+    cfg = MockConfig(
+        mode="timed",
+        ttft=f"const:{TTFT_S}",
+        itl=f"const:{ITL_S}",
+        output_tokens=f"const:{OUT}",
+    )
+    with MockProcess(cfg) as url:
+        ours = EndpointsRunRequest(
+            sut_options={"url": url, "model": "m"},
+            concurrency=[USERS],
+            out_dir=tmp / "infermeter",
+            dataset_size=DATASET,
+            input_tokens=16,
+            output_tokens=OUT,
+            seed_set="A",
+            duration_s=0.01,
+            warmup_requests=0,
+            min_passes=PASSES,
+            partial=True,
+        )
+        run_points(ours)
+        before = _children_cpu_s()
+        theirs = dataclasses.replace(ours, out_dir=tmp / "reference")
+        run_reference_points(
+            theirs, args.client_python, str(word_tokenizer(tmp / "tok"))
+        )
+        reference_cpu_s = _children_cpu_s() - before
+    a, b = _summary(tmp / "infermeter"), _summary(tmp / "reference")
+    n = PASSES * DATASET
+    cpu_a = a["infermeter"]["client"]["cpu_s_per_1000_requests"]  # type: ignore[index]
+    print(f"{'':<26}{'infermeter':>12}{'reference':>12}{'mock (told)':>13}")
+    for name, key, told in (
+        ("TTFT p90 (ms)", "ttft", TTFT_S),
+        ("TPOT p90 (ms)", "tpot", ITL_S),
+    ):
+        pa, pb = percentile(a[key], 90.0), percentile(b[key], 90.0)  # type: ignore[arg-type]
+        print(
+            f"{name:<26}{(pa or 0) / 1e6:>12.2f}{(pb or 0) / 1e6:>12.2f}{told * 1e3:>13.2f}"
+        )
+    done = (a["n_samples_completed"], b["n_samples_completed"], n)
+    print(f"{'completed samples':<26}{done[0]:>12}{done[1]:>12}{done[2]:>13}")
+    print(
+        f"{'client CPU s / 1k req':<26}{cpu_a:>12.2f}{reference_cpu_s / n * 1000:>12.2f}"
+    )
+    print(f"(runs in {tmp})")
+
+
+if __name__ == "__main__":
+    main()

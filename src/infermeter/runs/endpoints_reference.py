@@ -1,0 +1,165 @@
+"""The MLPerf Endpoints reference client as an engine (``endpoints run --engine
+endpoints-reference``): infermeter writes the dataset, runs ``inference-endpoint
+benchmark online`` once per level, and keeps its run folders as they are.
+
+The reference client (mlcommons/endpoints, Python >= 3.12) lives in its own venv;
+``--client-python`` names that venv's Python and its ``inference-endpoint`` command
+beside it runs. Each level's folder ``<out>/NN_cK/`` is the client's ``--report-dir``
+(its ``performance/result_summary.json``, ``config.yaml``, ``events.jsonl``), plus
+``infermeter_point.json`` with what infermeter knows (seed set, dataset size,
+passes, the command), so ``endpoints package`` and ``endpoints curve`` read it as they
+read infermeter's points. The prompts are the same synthetic prompts infermeter's
+engine sends, written as JSONL (``prompt`` rows). A level issues ``min_passes`` whole
+dataset passes (``--num-samples``); the client counts tokens with ``--tokenizer``
+(its metrics need one: a Hugging Face id, or a local folder where the hub cannot be
+reached). The client's warmup is its own default (off).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from infermeter.errors import ConfigError, InfermeterError
+from infermeter.outfile import writable_folder
+from infermeter.runs.endpoints_files import SIDECAR
+from infermeter.runs.endpoints_rules import SEED_SETS, min_duration_s
+from infermeter.runs.endpoints_run import EndpointsRunRequest
+from infermeter.suts.prompts import SyntheticPrompts
+
+CLIENT_COMMAND = "inference-endpoint"
+
+
+def client_command(client_python: Path) -> Path:
+    """The ``inference-endpoint`` command of the venv whose Python is given."""
+    command = client_python.parent / CLIENT_COMMAND
+    if not command.is_file():
+        raise ConfigError(
+            f"--client-python {client_python}: no {CLIENT_COMMAND} beside it; install the "
+            "reference client into that venv (../shared/vendor/README.md)."
+        )
+    return command
+
+
+def write_dataset(request: EndpointsRunRequest, path: Path) -> Path:
+    """The synthetic prompts infermeter's engine would send, as JSONL ``prompt`` rows."""
+    prompts = SyntheticPrompts(
+        request.dataset_size,
+        input_tokens=request.input_tokens,
+        output_tokens=request.output_tokens,
+        seed=request.seed,
+    )
+    rows = (
+        json.dumps({"prompt": prompts.prompt(i).text})
+        for i in range(request.dataset_size)
+    )
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def point_argv(
+    command: Path,
+    request: EndpointsRunRequest,
+    c: int,
+    dataset: Path,
+    report_dir: Path,
+    tokenizer: str | None,
+) -> list[str]:
+    """The client's command line for one level."""
+    url = request.sut_options["url"].split(",")[0].removesuffix("/").removesuffix("/v1")
+    seeds = SEED_SETS.get(request.seed_set or "", {})
+    argv = [
+        str(command),
+        "benchmark",
+        "online",
+        "--endpoints",
+        url,
+        "--model",
+        request.sut_options["model"],
+        "--dataset",
+        f"perf:{dataset}",
+        "--load-pattern",
+        "concurrency",
+        "--concurrency",
+        str(c),
+        "--num-samples",
+        str(request.min_passes * request.dataset_size),
+        "--duration",
+        "0",
+        "--max-output-tokens",
+        str(request.output_tokens),
+        "--streaming",
+        "on",
+        "--report-dir",
+        str(report_dir),
+        # one HTTP worker given time to start: its imports take long on small machines
+        "--workers",
+        "1",
+        "--client.worker-initialization-timeout",
+        "300",
+        "--runtime.scheduler-random-seed",
+        str(seeds.get("scheduler_rng_seed", request.seed)),
+        "--runtime.dataloader-random-seed",
+        str(seeds.get("sample_index_rng_seed", request.seed)),
+    ]
+    return [*argv, "--tokenizer", tokenizer] if tokenizer else argv
+
+
+def run_reference_points(
+    request: EndpointsRunRequest,
+    client_python: Path,
+    tokenizer: str | None = None,
+    timeout_s: float = 3600.0,
+) -> list[Path]:
+    """Run every level with the reference client; returns the point folders."""
+    request.validate()
+    command = client_command(client_python)
+    writable_folder(request.out_dir, "--out")
+    dataset = write_dataset(request, request.out_dir / "reference_dataset.jsonl")
+    folders = []
+    for i, c in enumerate(sorted(request.concurrency)):
+        folder = request.out_dir / f"{i:02d}_c{c}"
+        argv = point_argv(command, request, c, dataset, folder, tokenizer)
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=timeout_s, check=False
+        )
+        summary = folder / "performance" / "result_summary.json"
+        if done.returncode != 0 or not summary.is_file():
+            tail = (done.stderr or done.stdout).strip().splitlines()[-1:]
+            raise InfermeterError(
+                f"the reference client failed at concurrency {c} (exit "
+                f"{done.returncode}): {' '.join(tail)}"
+            )
+        _sidecar(folder, request, c, argv)
+        folders.append(folder)
+    return folders
+
+
+def _sidecar(
+    folder: Path, request: EndpointsRunRequest, c: int, argv: list[str]
+) -> None:
+    problems = (
+        [] if request.seed_set else ["unbound: no published seed set (--seed-set A)"]
+    )
+    block: dict[str, Any] = {
+        "label": "MLPerf Endpoints reference client run, driven by infermeter",
+        "engine": "endpoints-reference",
+        "command": argv,
+        "endpoints": {
+            "seed_set": request.seed_set,
+            "dataset_size": request.dataset_size,
+            "passes": request.min_passes,
+            "target_window_s": min_duration_s(c),
+            "warmup": {
+                "duration_s": 0.0,
+                "requests_issued": 0,
+                "requests_completed": 0,
+                "data_source": "none: the reference client's warmup is off by default",
+                "concurrency": 0,
+            },
+            "problems": problems,
+        },
+    }
+    (folder / SIDECAR).write_text(json.dumps(block, indent=2) + "\n", encoding="utf-8")
