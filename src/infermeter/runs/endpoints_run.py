@@ -37,7 +37,7 @@ from infermeter.runs.endpoints_rules import (
 )
 from infermeter.runs.endpoints_steady import steady_state
 from infermeter.runs.load import LoadResult, LoadSpec, run_load
-from infermeter.suts.openai_http import create_http_sut
+from infermeter.suts.http_factory import create_http_sut
 from infermeter.suts.openai_options import config_from_options
 from infermeter.suts.prompts import Prompt, PromptSource, SyntheticPrompts
 
