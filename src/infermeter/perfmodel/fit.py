@@ -61,7 +61,7 @@ BASE = Efficiency()
 # Published systems this size or smaller are read as aggregated serving: no closed
 # v5.1 system of one board names disaggregated serving, and with pools the physics
 # put their Interactive rows 1.25-1.36x above aggregated, a gap only a fitted
-# Interactive level had hidden (docs/perfmodel.md, "Interactive: the physics
+# Interactive level had hidden (docs/notes/perfmodel-validation.md, "Interactive: the physics
 # carries it"). NVIDIA ran its GB200 NVL72 rack's 405B Interactive row with pools.
 ONE_BOARD = 8
 
@@ -163,7 +163,7 @@ def scenario_features(
     # apart is the physics (the TPOT bound limits the batch, the TTFT bound the
     # prefill load): an Interactive level fitted to one round's rows (a stack's,
     # the benchmark's, the scenario's) cannot reach a round or a benchmark without
-    # such rows, and held out it moved systems the wrong way (docs/perfmodel.md,
+    # such rows, and held out it moved systems the wrong way (docs/notes/perfmodel-validation.md,
     # "Interactive: the physics carries it").
     out = ["scen:Server", f"scenstack:Server|{stack}"]
     family = STACK_FAMILY.get(stack)
@@ -173,7 +173,7 @@ def scenario_features(
     # (its first Server harness), kept apart from the level later rounds show:
     # DeepSeek-R1's v5.1 Server rows ran at 0.45-0.58 of Offline, and six months
     # later the same GB300 NVL72 rack ran Server at 2.77x its v5.1 rate per GPU
-    # with software alone (docs/perfmodel.md, "First-round Server levels"). A plan
+    # with software alone (docs/notes/perfmodel-validation.md, "First-round Server levels"). A plan
     # (mature software) or a later round reads the later level, or none.
     key = f"scenbench:Server|{get_workload(benchmark).key}"
     out.append(key + ("|first" if benchmark_age(benchmark, round_) == 0 else ""))

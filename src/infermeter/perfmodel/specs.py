@@ -329,7 +329,7 @@ def _bounded_builtin() -> dict[str, Accelerator]:
 # operations per watt at a rate is held to the base's operations per watt times its
 # own TDP: B300's FP4 13.5 PF at 1,100 W to 9.9 PF (B200: 9 PF at 1,000 W), the
 # H100 PCIe's FP8 1,513 TF at 350 W to 990 (H100 SXM: 1,979 at 700 W). Where the fit's
-# own loss over the published rows decides it, it prefers this (docs/perfmodel.md,
+# own loss over the published rows decides it, it prefers this (docs/notes/perfmodel-validation.md,
 # "Power-bound rates").
 POWER_REFERENCE = {
     "blackwell": "b200",
