@@ -295,6 +295,7 @@ class _Problem:
     grids: FloatArray
     obs: FloatArray
     lam: FloatArray  # prior precision per effect
+    weight: FloatArray  # per row: how much its round counts (``round_weights``)
 
     def residual(self, beta: FloatArray) -> tuple[FloatArray, FloatArray]:
         fu, slope = _interp(self.grids, self.xs @ beta)
@@ -302,7 +303,7 @@ class _Problem:
 
     def loss(self, beta: FloatArray) -> float:
         r, _ = self.residual(beta)
-        return float(np.sum(_huber(r)) + beta @ (self.lam * beta))
+        return float(np.sum(self.weight * _huber(r)) + beta @ (self.lam * beta))
 
 
 # Rows further off than three noise deviations weigh linearly, not quadratically
@@ -321,7 +322,7 @@ def _huber_weight(r: FloatArray) -> FloatArray:
     return out
 
 
-def _problem(train: Sequence[Prepared]) -> _Problem:
+def _problem(train: Sequence[Prepared], recency: float = 1.0) -> _Problem:
     names = sorted({n for p in train for n in (*p.speed, *p.scenario)})
     col = {n: i for i, n in enumerate(names)}
     xs = np.zeros((len(train), len(names)))
@@ -336,7 +337,17 @@ def _problem(train: Sequence[Prepared]) -> _Problem:
         np.stack([p.log_grid for p in train]),
         np.asarray([p.log_obs for p in train]),
         np.asarray([_prior_precision(n) for n in names]),
+        round_weights([p.row.round for p in train], recency),
     )
+
+
+def round_weights(rounds: Sequence[str], recency: float) -> FloatArray:
+    """Each row's weight in the fit: ``recency`` to the power of the years (two
+    rounds) its round lies behind the newest one read (1: every round alike)."""
+    newest = max((round_ordinal(r) for r in rounds), default=0)
+    years = np.asarray([(newest - round_ordinal(r)) / 2 for r in rounds], dtype=float)
+    out: FloatArray = np.power(recency, years)
+    return out
 
 
 def fit(
@@ -344,18 +355,19 @@ def fit(
     *,
     label: str = "",
     iterations: int = 60,
+    recency: float = 1.0,
 ) -> Coefficients:
     """Fit every effect the rows name: Levenberg-Marquardt on the log error (Huber
     loss, ridge priors; iteratively reweighted), always from zero.
     """
     if len(train) < 2:
         raise ConfigError("Calibration needs at least two usable published rows.")
-    prob = _problem(train)
+    prob = _problem(train, recency)
     beta = np.zeros(len(prob.names))
     loss, damping = prob.loss(beta), 1e-3
     for _ in range(iterations):
         resid, slope = prob.residual(beta)
-        w = _huber_weight(resid)
+        w = _huber_weight(resid) * prob.weight
         jac = prob.xs * slope[:, None] + prob.xd
         normal = (jac * w[:, None]).T @ jac + np.diag(prob.lam)
         grad = jac.T @ (w * resid) - prob.lam * beta
