@@ -209,6 +209,17 @@ def plan_command(
     for r in rows:
         if not isinstance(r, Option):
             out.print(f"{r.accelerator}: infeasible: {r.reason}")
+        elif r.anchors:
+            more = r.anchor_count - len(r.anchors)
+            out.print(
+                f"{r.accelerator}: anchored on {', '.join(r.anchors)}"
+                + (f" +{more} more" if more else ""),
+                markup=False,
+            )
+        else:
+            out.print(
+                f"{r.accelerator}: modelled (no published row of {model} to anchor on)"
+            )
     for line in (note, assumed, pools, evidence, weight_only, first):
         if line:
             out.print(f"note: {line}")

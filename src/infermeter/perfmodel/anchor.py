@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -174,3 +174,37 @@ class Anchors:
             if same:
                 return float(np.median(same))
         return None
+
+    def level(
+        self, benchmark: str, scenario: str, part: str, stack: str
+    ) -> tuple[float, tuple[Anchor, ...]]:
+        """What the published rows of ``benchmark`` in ``scenario`` say of the
+        calibrated model near ``part`` on ``stack`` (a plan's system, of any count):
+        the factor published / modelled, combined as ``estimate`` combines anchors
+        (1.0 and no anchors where the rounds read have no such row)."""
+        found = self._by_task.get((get_workload(benchmark).key, scenario), [])
+        if not found:
+            return 1.0, ()
+        newest = max(round_ordinal(p.row.round) for p, _ in found)
+        anchors = []
+        for p, m in found:
+            # The plan's system at the anchor's count: same part and stack is
+            # "same system", same part on another stack "same part and count".
+            target = replace(p.row, accelerator=part, stack=stack, parts=())
+            near = nearness(target, p.row)
+            years = (newest - round_ordinal(p.row.round)) / 2
+            factor = math.exp(p.log_obs - m)
+            weight = STEP_WEIGHT**near * RECENCY**years
+            anchors.append(
+                Anchor(
+                    p.row.result_id,
+                    p.row.round,
+                    near,
+                    p.row.tokens_per_s,
+                    factor,
+                    weight,
+                )
+            )
+        weights = np.asarray([a.weight for a in anchors])
+        logs = np.log([a.scaled for a in anchors])
+        return math.exp(float(weights @ logs / weights.sum())), tuple(anchors)

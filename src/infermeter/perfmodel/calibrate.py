@@ -48,7 +48,7 @@ from infermeter.perfmodel.roofline import Efficiency
 from infermeter.perfmodel.specs import get_accelerator, get_workload
 
 SHIPPED = "coefficients.json"
-DEFAULT_FIT = "v4.1+v5.1"
+DEFAULT_FIT = "v4.1+v5.1+v6.1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -472,8 +472,11 @@ def load_coefficients(name: str = DEFAULT_FIT) -> Coefficients:
     if path.suffix == ".json" and path.exists():
         try:
             data = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"Cannot read coefficients {name!r}: {exc}.") from None
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            # A binary file is not UTF-8 text: one line, like any unreadable file.
+            raise ConfigError(
+                f"Cannot read coefficients {name!r} (a JSON text file): {exc}."
+            ) from None
         if not isinstance(data, dict):
             raise NotCoefficients(
                 f"{name!r} is not a coefficients file (a JSON object)."

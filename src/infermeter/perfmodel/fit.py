@@ -58,6 +58,11 @@ PRIOR_SD = {
 # Stacks built on another inherit its effects (LLMBoost runs vLLM underneath).
 STACK_FAMILY = {"llmboost": "vllm", "vllm": "vllm", "sglang": "vllm"}
 BASE = Efficiency()
+# A row a year (two rounds) older than the newest round read counts this much in
+# the fit: software moves, and a plan is for today's. The validations do not
+# choose it (v6.1 from v4.1 + v5.1: 18.3 % median at 1, 0.5 and 0.25;
+# docs/notes/perfmodel-validation.md, "Anchors and software levels").
+RECENCY = 0.5
 # Published systems this size or smaller are read as aggregated serving: no closed
 # v5.1 system of one board names disaggregated serving, and with pools the physics
 # put their Interactive rows 1.25-1.36x above aggregated, a gap only a fitted
@@ -142,11 +147,21 @@ def speed_features(
     return tuple(out)
 
 
+# A software string that names no serving stack ("ROCm", "CUDA 12.2"): "other".
+VAGUE = "other"
+
+
 def effect_stack(part: str, stack: str) -> str:
     """The stack name a row's effects carry: a stack on a CPU is its own
     ("pytorch@cpu"), so what CPU rows teach (their Server derate: slow prefill
-    under the TTFT bound) never passes to a GPU running the same framework."""
-    return f"{stack}@cpu" if get_accelerator(part).kind == "cpu" else stack
+    under the TTFT bound) never passes to a GPU running the same framework; a
+    vague one ("other") is its part's own ("other@mi355x"): v4.1's one 4x L40S
+    "CUDA 12.2" system taught "other" +0.44, which landed on every row of
+    another part with a vague string (MangoBoost's v6.1 "ROCm" rows)."""
+    acc = get_accelerator(part)
+    if stack == VAGUE:
+        return f"{stack}@{acc.key}"
+    return f"{stack}@cpu" if acc.kind == "cpu" else stack
 
 
 def scenario_features(
@@ -322,7 +337,7 @@ def _huber_weight(r: FloatArray) -> FloatArray:
     return out
 
 
-def _problem(train: Sequence[Prepared], recency: float = 1.0) -> _Problem:
+def _problem(train: Sequence[Prepared], recency: float = RECENCY) -> _Problem:
     names = sorted({n for p in train for n in (*p.speed, *p.scenario)})
     col = {n: i for i, n in enumerate(names)}
     xs = np.zeros((len(train), len(names)))
@@ -355,14 +370,14 @@ def fit(
     *,
     label: str = "",
     iterations: int = 60,
-    recency: float = 1.0,
+    recency: float | None = None,
 ) -> Coefficients:
     """Fit every effect the rows name: Levenberg-Marquardt on the log error (Huber
     loss, ridge priors; iteratively reweighted), always from zero.
     """
     if len(train) < 2:
         raise ConfigError("Calibration needs at least two usable published rows.")
-    prob = _problem(train, recency)
+    prob = _problem(train, RECENCY if recency is None else recency)
     beta = np.zeros(len(prob.names))
     loss, damping = prob.loss(beta), 1e-3
     for _ in range(iterations):

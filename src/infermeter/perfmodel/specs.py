@@ -416,13 +416,23 @@ def get_workload(name: str) -> Workload:
 
 def match_accelerator(raw: str) -> Accelerator | None:
     """Map an MLPerf accelerator string or a device name to a SKU by its longest alias."""
-    text = raw.lower().replace("_", "-")
+    text = plain_name(raw)
     best: tuple[int, Accelerator] | None = None
     for acc in _bounded_builtin().values():  # no copy: called per row read
         for alias in (acc.key, *acc.aliases):
             if (best is None or len(alias) > best[0]) and _contains(text, alias):
                 best = (len(alias), acc)
     return best[1] if best else None
+
+
+_MARKS = re.compile(r"\((?:r|tm|c)\)|[\u00ae\u2122\u00a9]", re.I)
+
+
+def plain_name(raw: str) -> str:
+    """A device name as aliases are written: lower case, trademark marks dropped
+    ("Intel(R) Arc Pro(R) B70" -> "intel arc pro b70"), spaces single."""
+    text = _MARKS.sub(" ", raw.lower().replace("_", "-"))
+    return re.sub(r"\s+", " ", text).strip()
 
 
 def _contains(text: str, alias: str) -> bool:
