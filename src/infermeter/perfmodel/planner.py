@@ -188,7 +188,7 @@ def _best_shape(
     why: Why = (math.inf, f"{arch.name} does not fit on {acc.name} at {prec.upper()}")
     shapes = [
         (dep, split)
-        for dep in deployments(SystemSpec(acc, 1 << 12, arch, prec))
+        for dep in deployments(SystemSpec(acc, 1 << 12, arch, prec), pcie_tp=True)
         for split in ((False, True) if disaggregated else (False,))
         if dep.tp <= 72
     ]
@@ -425,10 +425,7 @@ def plan_accelerator(
         return min(found, key=_cost_key)
     reason = min(misses)[1] if misses else "no configuration"
     if acc.pcie_only and " x PP" in reason:  # a known limit, said where it decides
-        reason += (
-            "; replicas of several PCIe cards are modelled as pipeline stages "
-            "(tensor parallel over PCIe, which serving stacks also run, is not)"
-        )
+        reason += "; replicas of PCIe cards beyond one node's 8 are pipeline stages"
     return Infeasible(acc.key, reason)
 
 

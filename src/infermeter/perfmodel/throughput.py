@@ -114,23 +114,39 @@ def tp_options(count: int) -> list[int]:
     return sorted(sizes | {count})
 
 
-def deployments(system: SystemSpec) -> list[Deployment]:
-    """Every replica shape to try: each size, tensor or expert parallel for MoE."""
+# PCIe cards of one node can run tensor parallel over PCIe (TensorRT-LLM and vLLM
+# do): up to this many, all-reducing over the part's PCIe link.
+PCIE_TP = 8
+
+
+def deployments(system: SystemSpec, *, pcie_tp: bool = False) -> list[Deployment]:
+    """Every replica shape to try: each size, tensor or expert parallel for MoE;
+    with ``pcie_tp``, on PCIe cards also tensor parallel over PCIe within a node
+    (besides pipeline stages). The planner tries it: without it 8 RTX PRO 6000
+    cannot serve Llama 2 70B at 40 ms a token, where the published rows run about
+    6,200 tokens/s. The published-row physics does not: there it moved the fit's
+    shared vLLM effects through the L40S rows, and v5.1 from v4.1 read 13.9 % /
+    40.3 % against 11.7 % / 29.0 % (docs/notes/perfmodel-validation.md)."""
+    acc = system.accelerator
+    domains = [min(acc.scaleup_domain, system.count)]
     out = []
     for tp in tp_options(system.count):
         modes = [False, True] if system.model.is_moe and tp > 1 else [False]
+        pcie = pcie_tp and acc.pcie_only and 1 < tp <= PCIE_TP
+        over_pcie = [tp] if pcie else []
         for ep in modes:
-            out.append(
-                Deployment(
-                    system.accelerator,
-                    system.model,
-                    system.precision,
-                    tp,
-                    ep=ep,
-                    domain=min(system.accelerator.scaleup_domain, system.count),
-                    max_batch=MAX_BATCH_PER_ACCELERATOR * tp,
+            for domain in [*domains, *over_pcie]:
+                out.append(
+                    Deployment(
+                        acc,
+                        system.model,
+                        system.precision,
+                        tp,
+                        ep=ep,
+                        domain=domain,
+                        max_batch=MAX_BATCH_PER_ACCELERATOR * tp,
+                    )
                 )
-            )
     return out
 
 
