@@ -20,7 +20,7 @@ v4.1: 6.0 % against 11.6 % on those rows; docs/perfmodel.md, "Validation").
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -141,25 +141,8 @@ class Anchors:
         found = self.candidates(target.row)
         if not found:
             return Estimate(math.exp(model), math.exp(model))
-        newest = max(round_ordinal(p.row.round) for p, _ in found)
-        anchors = []
-        for p, m in found:
-            near = nearness(target.row, p.row)
-            years = (newest - round_ordinal(p.row.round)) / 2
-            anchors.append(
-                Anchor(
-                    p.row.result_id,
-                    p.row.round,
-                    near,
-                    p.row.tokens_per_s,
-                    math.exp(p.log_obs + model - m),
-                    STEP_WEIGHT**near * RECENCY**years,
-                )
-            )
-        weights = np.asarray([a.weight for a in anchors])
-        logs = np.log([a.scaled for a in anchors])
-        value = float(weights @ logs / weights.sum())
-        return Estimate(math.exp(value), math.exp(model), tuple(anchors))
+        value, anchors = _combine(found, lambda r: nearness(target.row, r), model)
+        return Estimate(math.exp(value), math.exp(model), anchors)
 
     def naive(self, target: PublishedRow) -> float | None:
         """The baseline a user can copy: the previous round's number for the same
@@ -185,26 +168,36 @@ class Anchors:
         found = self._by_task.get((get_workload(benchmark).key, scenario), [])
         if not found:
             return 1.0, ()
-        newest = max(round_ordinal(p.row.round) for p, _ in found)
-        anchors = []
-        for p, m in found:
+
+        def near(row: PublishedRow) -> int:
             # The plan's system at the anchor's count: same part and stack is
             # "same system", same part on another stack "same part and count".
-            target = replace(p.row, accelerator=part, stack=stack, parts=())
-            near = nearness(target, p.row)
-            years = (newest - round_ordinal(p.row.round)) / 2
-            factor = math.exp(p.log_obs - m)
-            weight = STEP_WEIGHT**near * RECENCY**years
-            anchors.append(
-                Anchor(
-                    p.row.result_id,
-                    p.row.round,
-                    near,
-                    p.row.tokens_per_s,
-                    factor,
-                    weight,
-                )
-            )
-        weights = np.asarray([a.weight for a in anchors])
-        logs = np.log([a.scaled for a in anchors])
-        return math.exp(float(weights @ logs / weights.sum())), tuple(anchors)
+            return nearness(replace(row, accelerator=part, stack=stack, parts=()), row)
+
+        value, anchors = _combine(found, near, 0.0)
+        return math.exp(value), anchors
+
+
+def _combine(
+    found: Sequence[tuple[Prepared, float]],
+    near: Callable[[PublishedRow], int],
+    model: float,
+) -> tuple[float, tuple[Anchor, ...]]:
+    """Each row as an anchor (its value times exp(``model`` - its own model), log
+    scale), weighted by ``near`` and its round's age; their weighted log mean."""
+    newest = max(round_ordinal(p.row.round) for p, _ in found)
+    anchors = tuple(
+        Anchor(
+            p.row.result_id,
+            p.row.round,
+            near(p.row),
+            p.row.tokens_per_s,
+            math.exp(p.log_obs + model - m),
+            STEP_WEIGHT ** near(p.row)
+            * RECENCY ** ((newest - round_ordinal(p.row.round)) / 2),
+        )
+        for p, m in found
+    )
+    weights = np.asarray([a.weight for a in anchors])
+    logs = np.log([a.scaled for a in anchors])
+    return float(weights @ logs / weights.sum()), anchors
