@@ -39,8 +39,8 @@ NEARNESS = (
 )
 # Each step of nearness counts half the one before; chosen on v5.1 from v4.1
 # (anchored rows 6.0 % with 0.5; 9.0 % with the nearest step alone, 8.6 % with
-# 0.3 a step): averaging over many systems, each through the model's ratio, is
-# steadier than one system's row (docs/notes/perfmodel-validation.md, "Anchors").
+# 0.3, 7.6 % with 1 a step; benchmarks/perfmodel/anchor_variants.py): averaging
+# over many systems, each through the model's ratio, is steadier than one row.
 STEP_WEIGHT = 0.5
 # An anchor a year (two rounds) older than the newest counts half: software moves.
 RECENCY = 0.5
