@@ -46,6 +46,7 @@ COEFFICIENTS := src/infermeter/perfmodel/data/coefficients.json
 coefficients: $(VENV)/.installed
 	$(VENV)/bin/infermeter model calibrate --results v4.1 --holdout none --write $(COEFFICIENTS)
 	$(VENV)/bin/infermeter model calibrate --results v4.1 --results v5.1 --holdout none --write $(COEFFICIENTS)
+	$(VENV)/bin/infermeter model calibrate --results v4.1 --results v5.1 --results v6.1 --holdout none --write $(COEFFICIENTS)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

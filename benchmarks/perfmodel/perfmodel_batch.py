@@ -1,5 +1,5 @@
 """The batch under a TPOT bound: the 40-point ladder against the continuous batch,
-and the prefill token budget serve-sim's systems get (docs/perfmodel.md,
+and the prefill token budget serve-sim's systems get (docs/notes/perfmodel-validation.md,
 "Continuous batch under the TPOT bound").
 
 1. The ladder's spacing (``b_max ** (1 / 39)``) at a few KV caps, then a sweep of

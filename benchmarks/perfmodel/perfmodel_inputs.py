@@ -1,4 +1,4 @@
-"""Figures docs/perfmodel.md quotes about the model's inputs, re-derived.
+"""Figures docs/notes/perfmodel-validation.md quotes about the model's inputs, re-derived.
 
 1. DeepSeek-R1's output spread: a lognormal through the reference outputs'
    median (2,194) and p90 (9,477), capped at 32,768 like the dataset, against

@@ -1,4 +1,4 @@
-"""The p99-under-load figures of docs/perfmodel.md ("p99 under load"), re-measured.
+"""The p99-under-load figures of docs/notes/perfmodel-validation.md ("p99 under load"), re-measured.
 
 1. Analytic capacity (``latency.tails``) against the serving simulator for one
    replica at k = 1: Llama 2 70B on one H200 (FP8) under the Interactive and the

@@ -44,7 +44,9 @@ def test_plan_json_lists_options_and_infeasible_types() -> None:
 
 
 def test_plan_says_when_a_part_has_no_publishedpublished_row() -> None:
-    res = runner.invoke(app, ["plan", "--accelerator", "mi355x", "--precision", "fp8"])
+    # The v4.1 + v5.1 fit read no MI355X row (the shipped one reads v6.1's).
+    args = ["--accelerator", "mi355x", "--precision", "fp8", "--fit", "v4.1+v5.1"]
+    res = runner.invoke(app, ["plan", *args])
     assert res.exit_code == 0, res.output
     assert "note: thin evidence: the fit read no published row of mi355x" in flat(
         res.output
@@ -328,3 +330,15 @@ def test_plan_simulate_checks_each_option_in_the_serving_simulator() -> None:
     assert table.exit_code == 0 and "one replica at its planned load" in table.output
     bad = runner.invoke(app, [*args, "--simulate", "-1"])
     assert bad.exit_code != 0 and "--simulate must be >= 0" in str(bad.exception)
+
+
+@pytest.mark.parametrize("name", ["fit.json", "fit.bin"])
+def test_a_binary_fit_file_is_a_one_line_error(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(bytes(range(256)) * 4)  # not UTF-8
+    results = tmp_path / "summary.json"
+    results.write_text(json.dumps([published_row()]))
+    res = run_main("model", "predict", "--results", str(results), "--fit", str(path))
+    assert res.code == 2 and res.stdout == ""
+    assert res.stderr.strip().count("\n") == 0 and str(path) in res.stderr
+    assert "internal error" not in res.stderr

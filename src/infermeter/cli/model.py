@@ -31,43 +31,24 @@ def _print_validation(v: Validation, *, rows: bool) -> None:
     out = Console(highlight=False)
     out.print(f"{v.name}\nfit: {v.fit_label}")
     out.print(
-        f"coverage: {len(v.predictions)} of {v.total} rows modelled "
+        f"coverage: {len(v.predictions)} of {v.total} rows placed "
         f"({_pct(v.coverage)}); predictions are derived, not MLPerf results"
     )
-    for title, key in (
-        ("per scenario", lambda r: r.scenario),
-        ("per benchmark and scenario", lambda r: f"{r.benchmark} {r.scenario}"),
-        ("per accelerator", lambda r: r.accelerator),
+    for title, sets in (
+        ("per kind (anchored on published rows, or modelled)", v.kinds()),
+        ("per scenario", v.by(lambda r: r.scenario)),
+        ("per benchmark and scenario", v.by(lambda r: f"{r.benchmark} {r.scenario}")),
+        ("per accelerator", v.by(lambda r: r.accelerator)),
     ):
         table = Table("set", "rows", "median |err|", "p90 |err|", "bias", title=title)
-        for s in [*v.by(key), v.overall()]:
+        for s in [*sets, v.overall()]:
             table.add_row(
                 s.label, str(s.rows), _pct(s.median), _pct(s.p90), _pct(s.bias)
             )
         print_table(out, table)
+    _print_baseline(out, v)
     if rows:
-        table = Table(
-            "Result ID",
-            "System",
-            "Benchmark",
-            "Scenario",
-            "Published",
-            "Predicted",
-            "err",
-            title="Per row (tokens/s)",
-        )
-        for p in v.predictions:
-            r = p.row
-            table.add_row(
-                r.result_id,
-                f"{r.count}x {r.accelerator} {r.stack} {r.precision}",
-                r.benchmark,
-                r.scenario,
-                f"{r.tokens_per_s:,.0f}",
-                f"{p.predicted:,.0f}",
-                f"{p.error:+.0%}",
-            )
-        print_table(out, table)
+        _print_rows(out, v)
     for skip in v.skipped:
         out.print(
             f"not modelled: {skip.result_id} {skip.benchmark} {skip.scenario} "
@@ -76,6 +57,49 @@ def _print_validation(v: Validation, *, rows: bool) -> None:
         )
     for note in v.notes:
         out.print(f"note: {note}", markup=False)
+
+
+def _print_baseline(out: Console, v: Validation) -> None:
+    b = v.baseline()
+    if not b.rows:
+        out.print("naive baseline: no row has a previous round's number to copy")
+        return
+    out.print(
+        f"against the naive baseline (the previous round's number for the same "
+        f"system, else the same part and count), on the {b.rows} rows that have "
+        f"one: median |err| predictor {_pct(b.predictor)}, naive {_pct(b.naive)}; "
+        f"closer: predictor on {_pct(b.closer)} of them, naive on {_pct(b.naive_closer)}"
+    )
+
+
+def _print_rows(out: Console, v: Validation) -> None:
+    table = Table(
+        "Result ID",
+        "System",
+        "Benchmark",
+        "Scenario",
+        "Published",
+        "Predicted",
+        "err",
+        "naive err",
+        "Anchors (or modelled)",
+        title="Per row (tokens/s)",
+    )
+    for p in v.predictions:
+        r = p.row
+        naive = p.naive_error
+        table.add_row(
+            r.result_id,
+            f"{r.count}x {r.accelerator} {r.stack} {r.precision}",
+            r.benchmark,
+            r.scenario,
+            f"{r.tokens_per_s:,.0f}",
+            f"{p.predicted:,.0f}",
+            f"{p.error:+.0%}",
+            "-" if naive is None else f"{naive:+.0%}",
+            p.named_anchors(),
+        )
+    print_table(out, table)
 
 
 def _emit(v: Validation, *, as_json: bool, rows: bool) -> None:
@@ -95,44 +119,57 @@ def predict_command(
         ),
     ],
     fit: Annotated[
-        str,
+        list[str] | None,
         Opt(
-            help="Coefficients: a shipped fit (v4.1, v4.1+v5.1), a coefficients JSON, "
-            "or a summary_results.json to refit on."
+            help="Coefficients: a shipped fit (v4.1, v4.1+v5.1, ...), a coefficients "
+            "JSON, or summary_results.json files (repeat --fit) to refit on; anchors "
+            "come only from the rounds it read. Default: the shipped fit of every round."
         ),
-    ] = "v4.1+v5.1",
+    ] = None,
     rows: Annotated[bool, Opt(help="Print the per-row table.")] = False,
     as_json: Annotated[bool, Opt("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Predict published rows from a fit; error per set (in-sample, and said so,
     where the fit read their round: --fit v4.1 predicts v5.1 from rows it never saw).
 
-    Coverage and error per benchmark, scenario and accelerator; every row the
-    model cannot place is listed with the reason. Predictions are derived
-    figures, not MLPerf results. Examples:
+    Each row is anchored on the nearest published rows of its benchmark and
+    scenario in the rounds the fit read, before its own (anchor x model ratio),
+    or modelled where none exists; beside it the naive baseline (the previous
+    round's number for the same system, else part and count). Coverage and error
+    per kind, benchmark, scenario and accelerator; every row the model cannot
+    place is listed with the reason. Predictions are derived figures, not MLPerf
+    results. Examples:
 
       infermeter model predict --results ../shared/data/mlperf/summary_results_v5.1.json --fit v4.1
 
       infermeter model predict --results v5.1 --fit v4.1 --json
+
+      infermeter model predict --results v6.1 --fit v4.1 --fit v5.1 --rows
     """
     from infermeter.perfmodel.calibrate import (
+        DEFAULT_FIT,
         NotCoefficients,
+        anchors_from,
         calibrate_rows,
+        fit_rows,
         load_coefficients,
         load_results,
-        predict_rows,
+        predict_anchored,
     )
 
     target = load_results(results)
+    fits = fit or [DEFAULT_FIT]
     try:
-        coef = load_coefficients(fit)
+        if len(fits) > 1:
+            raise NotCoefficients("several files: published rows to refit on")
+        coef = load_coefficients(fits[0])
+        read = fit_rows(coef)
     except NotCoefficients:  # a coefficients file's own errors say what is wrong
-        fit_rows = load_results([fit])
-        coef = calibrate_rows(
-            fit_rows.rows, f"refitted on {' + '.join(fit_rows.rounds)}"
-        )
+        read = load_results(fits)
+        coef = calibrate_rows(read.rows, f"refitted on {' + '.join(read.rounds)}")
     name = f"predict {' + '.join(target.rounds)} from a fit {coef.label}"
-    _emit(predict_rows(target, coef, name), as_json=as_json, rows=rows)
+    found = anchors_from(read, coef)
+    _emit(predict_anchored(target, coef, found, name), as_json=as_json, rows=rows)
 
 
 @model_app.command("calibrate")

@@ -64,7 +64,10 @@ def plan_command(
     ] = False,
     fit: Annotated[
         str | None,
-        Opt(help="Coefficients: a shipped fit (v4.1, v4.1+v5.1) or a JSON file."),
+        Opt(
+            help="Coefficients: a shipped fit (v4.1, v4.1+v5.1; default: every "
+            "round) or a JSON file; anchors come from its rounds only."
+        ),
     ] = None,
     round_: Annotated[
         str,
@@ -85,8 +88,10 @@ def plan_command(
 ) -> None:
     """Per accelerator type, the cheapest (precision, TP, replicas) meeting the targets.
 
-    Predicted with the calibrated roofline; costs, $/Mtok and tokens/J (at TDP)
-    are derived figures from a dated price snapshot. Examples:
+    Predicted with the calibrated roofline, anchored where the fit's rounds hold
+    published rows of the model's benchmark (the anchors' result IDs are listed
+    under the table; an option without one is "modelled"); costs, $/Mtok and
+    tokens/J (at TDP) are derived figures from a dated price snapshot. Examples:
 
       infermeter plan --model llama2-70b --users 100 --tokens-per-user 30 --ttft-ms 2000
 
@@ -209,6 +214,17 @@ def plan_command(
     for r in rows:
         if not isinstance(r, Option):
             out.print(f"{r.accelerator}: infeasible: {r.reason}")
+        elif r.anchors:
+            more = r.anchor_count - len(r.anchors)
+            out.print(
+                f"{r.accelerator}: anchored on {', '.join(r.anchors)}"
+                + (f" +{more} more" if more else ""),
+                markup=False,
+            )
+        else:
+            out.print(
+                f"{r.accelerator}: modelled (no published row of {model} to anchor on)"
+            )
     for line in (note, assumed, pools, evidence, weight_only, first):
         if line:
             out.print(f"note: {line}")

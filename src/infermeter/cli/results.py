@@ -11,9 +11,10 @@ from rich.console import Console
 
 from infermeter.cli.main import app
 from infermeter.cli.tables import print_table
+from infermeter.errors import ConfigError
 from infermeter.results import console as view
 from infermeter.results.export import export_rows
-from infermeter.results.published import load_summary_file
+from infermeter.results.published import load_summary_file, screen
 from infermeter.results.store import Store
 
 results_app = typer.Typer(
@@ -78,16 +79,30 @@ def import_command(
 
       infermeter results import summary_results.json --retrieved 2026-11-26
     """
-    rows = load_summary_file(file, retrieved_at=retrieved)
+    rows, skipped = screen(load_summary_file(file, retrieved_at=retrieved))
+    if not rows:
+        raise ConfigError(
+            f"{str(file)!r}: no row to import ({len(skipped)} left out, e.g. "
+            f"{skipped[0] if skipped else 'none'}); pass a summary with accelerator counts."
+        )
     with Store(store) as db:
         count = db.add_published(rows, source=rows[0].source)
     rounds = sorted({r.round for r in rows})
     if as_json:
-        _echo({"imported": count, "rounds": rounds, "store": str(db.path)})
-    else:
-        out.print(
-            f"imported {count} published rows ({', '.join(rounds)}) into {db.path}"
+        _echo(
+            {
+                "imported": count,
+                "rounds": rounds,
+                "store": str(db.path),
+                "skipped": skipped,
+            }
         )
+        return
+    out.print(f"imported {count} published rows ({', '.join(rounds)}) into {db.path}")
+    if skipped:
+        out.print(f"left out {len(skipped)} rows:", markup=False)
+        for line in skipped:
+            out.print(f"  {line}", markup=False)
 
 
 @results_app.command("list")

@@ -14,6 +14,7 @@ with the rounds read); ``infermeter model calibrate --write`` regenerates them.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Callable, Sequence
@@ -26,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from infermeter.errors import ConfigError
+from infermeter.perfmodel.anchor import Anchor, Anchors, Estimate
 from infermeter.perfmodel.fit import (
     Coefficients,
     fit,
@@ -46,20 +48,71 @@ from infermeter.perfmodel.roofline import Efficiency
 from infermeter.perfmodel.specs import get_accelerator, get_workload
 
 SHIPPED = "coefficients.json"
-DEFAULT_FIT = "v4.1+v5.1"
+DEFAULT_FIT = "v4.1+v5.1+v6.1"
 
 
 @dataclass(frozen=True, slots=True)
 class RowPrediction:
-    """One published row and the model's prediction for it (derived)."""
+    """One published row and the model's prediction for it (derived); an anchored
+    prediction names its anchors, and ``naive`` is the baseline a user can copy
+    (the previous round's number for the same system, else part and count)."""
 
     row: PublishedRow
     predicted: float
+    anchors: tuple[Anchor, ...] = ()
+    naive: float | None = None
 
     @property
     def error(self) -> float:
         """Signed relative error: predicted / published - 1."""
         return self.predicted / self.row.tokens_per_s - 1.0
+
+    @property
+    def kind(self) -> str:
+        return "anchored" if self.anchors else "modelled"
+
+    def named_anchors(self) -> str:
+        return Estimate(self.predicted, self.predicted, self.anchors).named()
+
+    @property
+    def naive_error(self) -> float | None:
+        return None if self.naive is None else self.naive / self.row.tokens_per_s - 1
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """The predictor against the naive baseline on the rows that have one."""
+
+    rows: int
+    predictor: float  # median |error|
+    naive: float
+    closer: float  # share of rows where the predictor is closer (ties: neither)
+    naive_closer: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rows": self.rows,
+            "predictor_median_abs_error": _finite(self.predictor),
+            "naive_median_abs_error": _finite(self.naive),
+            "predictor_closer": _finite(self.closer),
+            "naive_closer": _finite(self.naive_closer),
+        }
+
+
+def baseline(preds: Sequence[RowPrediction]) -> Baseline:
+    pairs = [
+        (abs(p.error), abs(p.naive_error)) for p in preds if p.naive_error is not None
+    ]
+    if not pairs:
+        return Baseline(0, math.nan, math.nan, math.nan, math.nan)
+    ours, theirs = np.asarray(pairs).T
+    return Baseline(
+        len(pairs),
+        float(np.median(ours)),
+        float(np.median(theirs)),
+        float(np.mean(ours < theirs)),
+        float(np.mean(theirs < ours)),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,10 +174,14 @@ class Validation:
         return stats("all rows", self.predictions)
 
     def by(self, key: Callable[[PublishedRow], str]) -> list[Stats]:
-        groups: dict[str, list[RowPrediction]] = {}
-        for p in self.predictions:
-            groups.setdefault(key(p.row), []).append(p)
-        return [stats(k, v) for k, v in sorted(groups.items())]
+        return _grouped(self.predictions, lambda p: key(p.row))
+
+    def kinds(self) -> list[Stats]:
+        """Error of anchored and of modelled predictions apart."""
+        return _grouped(self.predictions, lambda p: p.kind)
+
+    def baseline(self) -> Baseline:
+        return baseline(self.predictions)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -135,6 +192,8 @@ class Validation:
             "modelled": len(self.predictions),
             "coverage": _finite(self.coverage),
             "overall": self.overall().as_dict(),
+            "by_kind": [s.as_dict() for s in self.kinds()],
+            "against_naive_baseline": self.baseline().as_dict(),
             "by_scenario": [s.as_dict() for s in self.by(lambda r: r.scenario)],
             "by_benchmark_scenario": [
                 s.as_dict() for s in self.by(lambda r: f"{r.benchmark} {r.scenario}")
@@ -165,12 +224,24 @@ class Validation:
                     "published_tokens_s": p.row.tokens_per_s,
                     "predicted_tokens_s": p.predicted,
                     "error": p.error,
+                    "kind": p.kind,
+                    "anchors": [a.as_dict() for a in p.anchors],
+                    "naive_tokens_s": p.naive,
                     "flags": p.row.flags,
                 }
                 for p in self.predictions
             ],
             "notes": list(self.notes),
         }
+
+
+def _grouped(
+    preds: Sequence[RowPrediction], key: Callable[[RowPrediction], str]
+) -> list[Stats]:
+    groups: dict[str, list[RowPrediction]] = {}
+    for p in preds:
+        groups.setdefault(key(p), []).append(p)
+    return [stats(k, v) for k, v in sorted(groups.items())]
 
 
 # -- reading rows -------------------------------------------------------------
@@ -212,18 +283,65 @@ def predict_rows(rows: Rows, coef: Coefficients, name: str = "") -> Validation:
     preds = tuple(
         RowPrediction(p.row, math.exp(predict_log(p, coef))) for p in prepared
     )
+    name, notes = _naming(rows, coef, name)
+    return Validation(name, coef.label, preds, rows.skipped + _unplaced(failed), notes)
+
+
+def _naming(rows: Rows, coef: Coefficients, name: str) -> tuple[str, tuple[str, ...]]:
     name = name or f"predict {', '.join(rows.rounds)} from a fit {coef.label}"
     seen = sorted(set(rows.rounds) & set(coef.rounds))
-    notes: tuple[str, ...] = ()
-    if seen:  # the errors are the fit's residuals: they flatter the model
-        name += " (in-sample)"
-        notes = (
-            f"in-sample: the fit read {', '.join(seen)}, the round of these rows, so "
-            "these errors measure how well it fits them, not how well it predicts; "
-            "fit on earlier rounds (--fit v4.1 for v5.1 rows) or hold systems out "
-            "('infermeter model calibrate --holdout system').",
+    if not seen:
+        return name, ()
+    # The errors are the fit's residuals: they flatter the model.
+    return name + " (in-sample)", (
+        f"in-sample: the fit read {', '.join(seen)}, the round of these rows, so "
+        "these errors measure how well it fits them, not how well it predicts; "
+        "fit on earlier rounds (--fit v4.1 for v5.1 rows) or hold systems out "
+        "('infermeter model calibrate --holdout system').",
+    )
+
+
+def predict_anchored(
+    rows: Rows, coef: Coefficients, anchors: Anchors | None, name: str = ""
+) -> Validation:
+    """Predict every row of ``rows`` anchored on the nearest rows ``anchors`` hold
+    (from rounds before each row's own), beside the naive baseline; the calibrated
+    model alone where no anchor exists or ``anchors`` is None."""
+    if anchors is None:
+        plain = predict_rows(rows, coef, name)
+        note = (
+            f"no anchors: the published rows of {', '.join(coef.rounds)} are not "
+            "on this machine (../shared/data/mlperf), so every prediction is the "
+            "calibrated model's (modelled)"
         )
-    return Validation(name, coef.label, preds, rows.skipped + _unplaced(failed), notes)
+        return dataclasses.replace(plain, notes=(*plain.notes, note))
+    prepared, failed = prepare(rows.rows)
+    preds = []
+    for p in prepared:
+        est = anchors.estimate(p)
+        preds.append(
+            RowPrediction(p.row, est.predicted, est.anchors, anchors.naive(p.row))
+        )
+    name, notes = _naming(rows, coef, name)
+    return Validation(
+        name, coef.label, tuple(preds), rows.skipped + _unplaced(failed), notes
+    )
+
+
+def fit_rows(coef: Coefficients) -> Rows | None:
+    """The published rows of the rounds ``coef`` read (the anchors a prediction
+    under it may use), or None where a round's file is not on this machine."""
+    paths = [round_file(r) for r in coef.rounds]
+    if not paths or not all(p.exists() for p in paths):
+        return None
+    return load_results([str(p) for p in paths])
+
+
+def anchors_from(rows: Rows | None, coef: Coefficients) -> Anchors | None:
+    if rows is None:
+        return None
+    prepared, _ = prepare(rows.rows)
+    return Anchors(prepared, coef)
 
 
 def leave_one_system_out(rows: Rows) -> Validation:
@@ -354,8 +472,11 @@ def load_coefficients(name: str = DEFAULT_FIT) -> Coefficients:
     if path.suffix == ".json" and path.exists():
         try:
             data = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"Cannot read coefficients {name!r}: {exc}.") from None
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            # A binary file is not UTF-8 text: one line, like any unreadable file.
+            raise ConfigError(
+                f"Cannot read coefficients {name!r} (a JSON text file): {exc}."
+            ) from None
         if not isinstance(data, dict):
             raise NotCoefficients(
                 f"{name!r} is not a coefficients file (a JSON object)."

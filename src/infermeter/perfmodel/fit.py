@@ -58,10 +58,15 @@ PRIOR_SD = {
 # Stacks built on another inherit its effects (LLMBoost runs vLLM underneath).
 STACK_FAMILY = {"llmboost": "vllm", "vllm": "vllm", "sglang": "vllm"}
 BASE = Efficiency()
+# A row a year (two rounds) older than the newest round read counts this much in
+# the fit: software moves, and a plan is for today's. The validations hardly
+# choose it (v6.1 from v4.1 + v5.1: 17.2 %, 17.1 %, 17.5 % median at 1, 0.5,
+# 0.25; benchmarks/perfmodel/anchor_variants.py).
+RECENCY = 0.5
 # Published systems this size or smaller are read as aggregated serving: no closed
 # v5.1 system of one board names disaggregated serving, and with pools the physics
 # put their Interactive rows 1.25-1.36x above aggregated, a gap only a fitted
-# Interactive level had hidden (docs/perfmodel.md, "Interactive: the physics
+# Interactive level had hidden (docs/notes/perfmodel-validation.md, "Interactive: the physics
 # carries it"). NVIDIA ran its GB200 NVL72 rack's 405B Interactive row with pools.
 ONE_BOARD = 8
 
@@ -142,11 +147,21 @@ def speed_features(
     return tuple(out)
 
 
+# A software string that names no serving stack ("ROCm", "CUDA 12.2"): "other".
+VAGUE = "other"
+
+
 def effect_stack(part: str, stack: str) -> str:
     """The stack name a row's effects carry: a stack on a CPU is its own
     ("pytorch@cpu"), so what CPU rows teach (their Server derate: slow prefill
-    under the TTFT bound) never passes to a GPU running the same framework."""
-    return f"{stack}@cpu" if get_accelerator(part).kind == "cpu" else stack
+    under the TTFT bound) never passes to a GPU running the same framework; a
+    vague one ("other") is its part's own ("other@mi355x"): v4.1's one 4x L40S
+    "CUDA 12.2" system taught "other" +0.44, which landed on every row of
+    another part with a vague string (MangoBoost's v6.1 "ROCm" rows)."""
+    acc = get_accelerator(part)
+    if stack == VAGUE:
+        return f"{stack}@{acc.key}"
+    return f"{stack}@cpu" if acc.kind == "cpu" else stack
 
 
 def scenario_features(
@@ -163,7 +178,7 @@ def scenario_features(
     # apart is the physics (the TPOT bound limits the batch, the TTFT bound the
     # prefill load): an Interactive level fitted to one round's rows (a stack's,
     # the benchmark's, the scenario's) cannot reach a round or a benchmark without
-    # such rows, and held out it moved systems the wrong way (docs/perfmodel.md,
+    # such rows, and held out it moved systems the wrong way (docs/notes/perfmodel-validation.md,
     # "Interactive: the physics carries it").
     out = ["scen:Server", f"scenstack:Server|{stack}"]
     family = STACK_FAMILY.get(stack)
@@ -173,7 +188,7 @@ def scenario_features(
     # (its first Server harness), kept apart from the level later rounds show:
     # DeepSeek-R1's v5.1 Server rows ran at 0.45-0.58 of Offline, and six months
     # later the same GB300 NVL72 rack ran Server at 2.77x its v5.1 rate per GPU
-    # with software alone (docs/perfmodel.md, "First-round Server levels"). A plan
+    # with software alone (docs/notes/perfmodel-validation.md, "First-round Server levels"). A plan
     # (mature software) or a later round reads the later level, or none.
     key = f"scenbench:Server|{get_workload(benchmark).key}"
     out.append(key + ("|first" if benchmark_age(benchmark, round_) == 0 else ""))
@@ -295,6 +310,7 @@ class _Problem:
     grids: FloatArray
     obs: FloatArray
     lam: FloatArray  # prior precision per effect
+    weight: FloatArray  # per row: how much its round counts (``round_weights``)
 
     def residual(self, beta: FloatArray) -> tuple[FloatArray, FloatArray]:
         fu, slope = _interp(self.grids, self.xs @ beta)
@@ -302,7 +318,7 @@ class _Problem:
 
     def loss(self, beta: FloatArray) -> float:
         r, _ = self.residual(beta)
-        return float(np.sum(_huber(r)) + beta @ (self.lam * beta))
+        return float(np.sum(self.weight * _huber(r)) + beta @ (self.lam * beta))
 
 
 # Rows further off than three noise deviations weigh linearly, not quadratically
@@ -321,7 +337,7 @@ def _huber_weight(r: FloatArray) -> FloatArray:
     return out
 
 
-def _problem(train: Sequence[Prepared]) -> _Problem:
+def _problem(train: Sequence[Prepared], recency: float = RECENCY) -> _Problem:
     names = sorted({n for p in train for n in (*p.speed, *p.scenario)})
     col = {n: i for i, n in enumerate(names)}
     xs = np.zeros((len(train), len(names)))
@@ -336,7 +352,17 @@ def _problem(train: Sequence[Prepared]) -> _Problem:
         np.stack([p.log_grid for p in train]),
         np.asarray([p.log_obs for p in train]),
         np.asarray([_prior_precision(n) for n in names]),
+        round_weights([p.row.round for p in train], recency),
     )
+
+
+def round_weights(rounds: Sequence[str], recency: float) -> FloatArray:
+    """Each row's weight in the fit: ``recency`` to the power of the years (two
+    rounds) its round lies behind the newest one read (1: every round alike)."""
+    newest = max((round_ordinal(r) for r in rounds), default=0)
+    years = np.asarray([(newest - round_ordinal(r)) / 2 for r in rounds], dtype=float)
+    out: FloatArray = np.power(recency, years)
+    return out
 
 
 def fit(
@@ -344,18 +370,19 @@ def fit(
     *,
     label: str = "",
     iterations: int = 60,
+    recency: float | None = None,
 ) -> Coefficients:
     """Fit every effect the rows name: Levenberg-Marquardt on the log error (Huber
     loss, ridge priors; iteratively reweighted), always from zero.
     """
     if len(train) < 2:
         raise ConfigError("Calibration needs at least two usable published rows.")
-    prob = _problem(train)
+    prob = _problem(train, RECENCY if recency is None else recency)
     beta = np.zeros(len(prob.names))
     loss, damping = prob.loss(beta), 1e-3
     for _ in range(iterations):
         resid, slope = prob.residual(beta)
-        w = _huber_weight(resid)
+        w = _huber_weight(resid) * prob.weight
         jac = prob.xs * slope[:, None] + prob.xd
         normal = (jac * w[:, None]).T @ jac + np.diag(prob.lam)
         grad = jac.T @ (w * resid) - prob.lam * beta

@@ -73,6 +73,16 @@ class Tails:
         tpot = float(np.interp(tokens_per_s, x, self.tpot_p99_s[order]))
         return ttft, tpot
 
+    def held(self, ttft_s: float, tpot_s: float) -> float:
+        """Most tokens/s below which every load holds both p99s within bounds (so
+        ``at_rate`` of any load up to it does too): a plan's replica never runs
+        past it; 0 when the lightest load misses."""
+        order = np.argsort(self.tokens_per_s)
+        ok = (self.ttft_p99_s[order] <= ttft_s) & (self.tpot_p99_s[order] <= tpot_s)
+        misses = np.flatnonzero(~ok)
+        last = len(ok) if misses.size == 0 else int(misses[0])
+        return float(self.tokens_per_s[order][last - 1]) if last else 0.0
+
     def capacity(self, ttft_s: float, tpot_s: float) -> tuple[float, int]:
         """Most tokens/s with both p99s within bounds, and its batch; (0, 0) if none."""
         ok = (self.ttft_p99_s <= ttft_s) & (self.tpot_p99_s <= tpot_s)

@@ -18,6 +18,7 @@ from infermeter.perfmodel.specs import Accelerator, accelerators, match_accelera
 _CAP = re.compile(r"power\s*cap\s*(\d{3,4})\s*w", re.I)
 _WATTS = re.compile(r"(?<![a-z0-9])(\d{3,4})\s*w\b", re.I)
 _COUNT = re.compile(r"\(x\s*(\d+)\)", re.I)
+_PIECES = re.compile(r",|\band\b|&", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +84,11 @@ def resolve_parts(raw: str, count: int = 0, system: str = "") -> PartMatch | Non
     ``count`` is the system's accelerator total; a mixed string carries its own
     counts ("(x32)"); ``system`` (the system name) tells MaxQ power-capped runs.
     """
-    pieces = [p for p in raw.split(",") if p.strip()] if _COUNT.search(raw) else [raw]
+    # A mixed string lists each part with its count, by commas or by "and"
+    # ("MI300X (x8) and MI325X (x8) and MI355X (x8)").
+    pieces = (
+        [p for p in _PIECES.split(raw) if p.strip()] if _COUNT.search(raw) else [raw]
+    )
     parts: list[tuple[Accelerator, int]] = []
     for piece in pieces:
         acc = match_accelerator(piece)

@@ -30,7 +30,8 @@ from infermeter.perfmodel.calibrate import (
     efficiency_for,
     load_coefficients,
 )
-from infermeter.perfmodel.latency import tails
+from infermeter.perfmodel.latency import Tails, tails
+from infermeter.perfmodel.plananchor import named, plan_level
 from infermeter.perfmodel.roofline import Deployment, Efficiency, prefill_s
 from infermeter.perfmodel.specs import (
     PRECISION_BYTES,
@@ -120,6 +121,12 @@ class Option:
     accelerators_band: tuple[int, int]
     expert_parallel: bool = False
     disaggregated: bool = False
+    # "anchored": the calibrated rate scaled by what the nearest published rows
+    # of the benchmark say of the model (``anchors``: their result IDs, heaviest
+    # first, of ``anchor_count``); "modelled": the calibrated model alone.
+    basis: str = "modelled"
+    anchors: tuple[str, ...] = ()
+    anchor_count: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +161,9 @@ def prices() -> dict[str, tuple[float, str, str]]:
     return out
 
 
-Shape = tuple[Deployment, float, int, float, bool]
+# A replica shape, its rate, batch and step, whether pools, and the replicas
+# the demand needs at that rate with every replica's own p99s on target.
+Shape = tuple[Deployment, float, int, float, bool, int]
 # Why a configuration fails, and how far off it is (target multiples; inf: no fit).
 Why = tuple[float, str]
 
@@ -179,7 +188,7 @@ def _best_shape(
     why: Why = (math.inf, f"{arch.name} does not fit on {acc.name} at {prec.upper()}")
     shapes = [
         (dep, split)
-        for dep in deployments(SystemSpec(acc, 1 << 12, arch, prec))
+        for dep in deployments(SystemSpec(acc, 1 << 12, arch, prec), pcie_tp=True)
         for split in ((False, True) if disaggregated else (False,))
         if dep.tp <= 72
     ]
@@ -216,9 +225,13 @@ def _best_shape(
             )
             continue
         replica = thr * eff.server
+        floor = 2 if split else 1  # a prefill and a decode replica at least
         if not split:  # random arrivals: hold the p99s, not only the mean step
-            cap, off = _p99_capacity(dep, eff, wl, t.ttft_ms, 1e3 / t.tokens_per_user)
-            if cap <= 0:
+            tl = tails(dep, eff, wl, "Server")
+            ttft_s, tpot_s = t.ttft_ms / 1e3, 1 / t.tokens_per_user
+            held = tl.held(ttft_s, tpot_s)
+            if held <= 0:
+                off = _lightest_miss(tl, ttft_s, tpot_s)
                 why = min(
                     why,
                     (
@@ -228,11 +241,16 @@ def _best_shape(
                     ),
                 )
                 continue
+            cap, _ = tl.capacity(ttft_s, tpot_s)
             replica = _p99_derated(dep, eff, bench, replica, cap)
-        floor = 2 if split else 1  # a prefill and a decode replica at least
-        need = dep.tp * max(floor, math.ceil(t.tokens_per_s / replica))
+            # Never more per replica than keeps its own p99s on target: the
+            # calibrated rate may exceed the analytic capacity at benchmark-like
+            # targets, but an option whose p99s miss is not feasible.
+            floor = max(floor, math.ceil(t.tokens_per_s / held))
+        replicas = max(floor, math.ceil(t.tokens_per_s / replica))
+        need = dep.tp * replicas
         if best is None or _rank(need, dep) < _rank(_need(best, t), best[0]):
-            best = (dep, replica, batch, step, split)
+            best = (dep, replica, batch, step, split, replicas)
     return best if best is not None else why
 
 
@@ -243,18 +261,23 @@ def _shape(dep: Deployment) -> str:
     return f"TP{dep.tp}"
 
 
+def _lightest_miss(tl: Tails, ttft_s: float, tpot_s: float) -> float:
+    """How far off the lightest load's p99s are (1 = on target; inf: no batch)."""
+    if tl.batch.size == 0:  # not even one sequence fits
+        return math.inf
+    return float(np.min(np.maximum(tl.ttft_p99_s / ttft_s, tl.tpot_p99_s / tpot_s)))
+
+
 def _p99_capacity(
     dep: Deployment, eff: Efficiency, wl: Workload, ttft_ms: float, tpot_ms: float
-) -> tuple[float, float]:
+) -> float:
     """Most tokens/s one replica serves with p99 TTFT and TPOT on target under
-    random arrivals, and how far off the lightest load is (1 = on target)."""
+    random arrivals."""
     tl = tails(dep, eff, wl, "Server")
-    if tl.batch.size == 0:  # not even one sequence fits
-        return 0.0, math.inf
-    ttft_s, tpot_s = ttft_ms / 1e3, tpot_ms / 1e3
-    cap, _ = tl.capacity(ttft_s, tpot_s)
-    off = float(np.min(np.maximum(tl.ttft_p99_s / ttft_s, tl.tpot_p99_s / tpot_s)))
-    return cap, off
+    if tl.batch.size == 0:
+        return 0.0
+    cap, _ = tl.capacity(ttft_ms / 1e3, tpot_ms / 1e3)
+    return cap
 
 
 def _p99_derated(
@@ -268,7 +291,7 @@ def _p99_derated(
     benchmark's, also counts; the larger of that and ``cap``, never above the
     calibrated rate. A benchmark-like plan is the calibrated one.
     """
-    bench_cap, _ = _p99_capacity(dep, eff, bench, bench.ttft_ms, bench.tpot_ms)
+    bench_cap = _p99_capacity(dep, eff, bench, bench.ttft_ms, bench.tpot_ms)
     scaled = calibrated * cap / bench_cap if bench_cap > 0 else 0.0
     return min(calibrated, max(cap, scaled))
 
@@ -281,8 +304,7 @@ def _rank(need: int, dep: Deployment) -> tuple[int, bool, int]:
 
 
 def _need(shape: Shape, t: Targets) -> int:
-    dep, replica, _, _, split = shape
-    return dep.tp * max(2 if split else 1, math.ceil(t.tokens_per_s / replica))
+    return shape[0].tp * shape[5]
 
 
 def scenario_for(t: Targets, base: Workload) -> str:
@@ -313,13 +335,15 @@ def _option(
         coefficients=load_coefficients(fit) if fit else None,
         round_=round_,
     )
+    level, anchors = plan_level(fit, base.key, scenario_for(t, base), acc.key, stack)
+    eff = dataclasses.replace(eff, server=eff.server * level)
     bounds = base.limits(scenario_for(t, base))
     assert bounds is not None  # scenario_for returns Server or Interactive
     bench = dataclasses.replace(base, ttft_ms=bounds[0], tpot_ms=bounds[1])
     got = _best_shape(acc, arch, prec, t.workload(base), eff, t, disaggregated, bench)
     if len(got) == 2:  # a miss: (how far off, why)
         return got
-    dep, replica_tok_s, batch, step, split = got
+    dep, replica_tok_s, batch, step, split, _ = got
     n = _need(got, t)
     replicas = n // dep.tp
     if n > MAX_ACCELERATORS:
@@ -356,6 +380,9 @@ def _option(
         ),
         expert_parallel=dep.ep,
         disaggregated=split,
+        basis="anchored" if anchors else "modelled",
+        anchors=named(anchors),
+        anchor_count=len(anchors),
     )
 
 
@@ -398,10 +425,7 @@ def plan_accelerator(
         return min(found, key=_cost_key)
     reason = min(misses)[1] if misses else "no configuration"
     if acc.pcie_only and " x PP" in reason:  # a known limit, said where it decides
-        reason += (
-            "; replicas of several PCIe cards are modelled as pipeline stages "
-            "(tensor parallel over PCIe, which serving stacks also run, is not)"
-        )
+        reason += "; replicas of PCIe cards beyond one node's 8 are pipeline stages"
     return Infeasible(acc.key, reason)
 
 

@@ -66,7 +66,7 @@ def first_round_note(
 ) -> str | None:
     """Say so when a plan for a later round than the benchmark's first leaves out
     the Server level the fit learned from that first round alone (its first
-    Server harnesses: docs/perfmodel.md, "First-round Server levels")."""
+    Server harnesses: docs/notes/perfmodel-validation.md, "First-round Server levels")."""
     wl = get_workload(model)
     coef = load_coefficients(fit) if fit else load_coefficients()
     level = coef.values.get(f"scenbench:Server|{wl.key}|first")
@@ -161,7 +161,7 @@ def evidence_note(
 ) -> str | None:
     """Say so when a plan's parts have no published row (their speed comes from
     their chip generation's rows, or from every part's), when no published row ran
-    ``model``'s benchmark on a part that has rows of others (docs/perfmodel.md,
+    ``model``'s benchmark on a part that has rows of others (docs/notes/perfmodel-validation.md,
     "Outside the rows it fits", measures such pairs), or when its precision's
     fitted effect rests on one published system's rows. None for coefficient
     files that do not record their support (older ones)."""

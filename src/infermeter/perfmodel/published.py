@@ -408,5 +408,9 @@ def round_file(name: str) -> Path:
     tag = name.strip()
     if re.fullmatch(r"v?\d+\.\d+", tag):
         tag = tag if tag.startswith("v") else f"v{tag}"
-        return shared_dir() / f"summary_results_{tag}.json"
+        site = shared_dir() / f"summary_results_{tag}.json"
+        # From v6.1 the round is a results repository's summary.json, kept as
+        # summary_{tag}.json beside the website's files.
+        repo = shared_dir() / f"summary_{tag}.json"
+        return repo if repo.exists() and not site.exists() else site
     return Path(name)

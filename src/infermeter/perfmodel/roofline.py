@@ -50,7 +50,7 @@ ACT_VECTORS_PER_LAYER = 12.0
 # point: an operator group's time is the p-norm of its compute and memory times
 # (p -> infinity is the hard roofline, p = 1 no overlap). Chosen with the TPOT
 # headroom and spread it trades against, where the fit's own loss over the
-# published rows is least (docs/perfmodel.md, "Continuous batch under the TPOT
+# published rows is least (docs/notes/perfmodel-validation.md, "Continuous batch under the TPOT
 # bound"); the hard roofline fits them worst of the values tried.
 RIDGE_P = 1.1
 
@@ -61,7 +61,7 @@ class Efficiency:
 
     The defaults are the uncalibrated values: ``memory`` 0.9 and the all-reduce
     and step costs put batch-1 Llama 2 70B FP16 decode at 79/121 tok/s on H100
-    TP4/TP8 and 153 tok/s on H200 TP8 (docs/perfmodel.md). ``server`` derates
+    TP4/TP8 and 153 tok/s on H200 TP8 (docs/notes/perfmodel-validation.md). ``server`` derates
     the Server/Interactive throughput relative to the TPOT-bound steady state.
     ``launch_per_layer_s`` is the kernel-launch cost per layer of a step that
     mixes prefill with decode (no CUDA graph): a first-principles estimate, not
@@ -342,7 +342,7 @@ def expert_imbalance(dep: Deployment, tokens: FloatArray) -> FloatArray:
 # least 8 and at most 64 (TensorRT-LLM's calculate_tile_tokens_dim for its
 # Blackwell MoE kernels, as FlashInfer's get_tile_tokens_dim; DeepGEMM's Hopper
 # grouped kernels align each expert to 128). Counts of the kernels, not fitted;
-# the fit's loss over the published rows is least near them (docs/perfmodel.md,
+# the fit's loss over the published rows is least near them (docs/notes/perfmodel-validation.md,
 # "Expert tiles").
 EXPERT_TILE_MIN = 8.0
 EXPERT_TILE_ROWS = 64.0

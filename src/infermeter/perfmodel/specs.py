@@ -329,7 +329,7 @@ def _bounded_builtin() -> dict[str, Accelerator]:
 # operations per watt at a rate is held to the base's operations per watt times its
 # own TDP: B300's FP4 13.5 PF at 1,100 W to 9.9 PF (B200: 9 PF at 1,000 W), the
 # H100 PCIe's FP8 1,513 TF at 350 W to 990 (H100 SXM: 1,979 at 700 W). Where the fit's
-# own loss over the published rows decides it, it prefers this (docs/perfmodel.md,
+# own loss over the published rows decides it, it prefers this (docs/notes/perfmodel-validation.md,
 # "Power-bound rates").
 POWER_REFERENCE = {
     "blackwell": "b200",
@@ -416,13 +416,23 @@ def get_workload(name: str) -> Workload:
 
 def match_accelerator(raw: str) -> Accelerator | None:
     """Map an MLPerf accelerator string or a device name to a SKU by its longest alias."""
-    text = raw.lower().replace("_", "-")
+    text = plain_name(raw)
     best: tuple[int, Accelerator] | None = None
     for acc in _bounded_builtin().values():  # no copy: called per row read
         for alias in (acc.key, *acc.aliases):
             if (best is None or len(alias) > best[0]) and _contains(text, alias):
                 best = (len(alias), acc)
     return best[1] if best else None
+
+
+_MARKS = re.compile(r"\((?:r|tm|c)\)|[\u00ae\u2122\u00a9]", re.I)
+
+
+def plain_name(raw: str) -> str:
+    """A device name as aliases are written: lower case, trademark marks dropped
+    ("Intel(R) Arc Pro(R) B70" -> "intel arc pro b70"), spaces single."""
+    text = _MARKS.sub(" ", raw.lower().replace("_", "-"))
+    return re.sub(r"\s+", " ", text).strip()
 
 
 def _contains(text: str, alias: str) -> bool:

@@ -37,7 +37,7 @@ from infermeter.perfmodel.specs import Accelerator, ModelArch, Workload
 # Mean step vs the p99 TPOT bound: the p99 query's time per token over the mean
 # step, beyond the prefill spread (``tpot_spread``). Set by the fit's own loss
 # over the published rows once Interactive carries no fitted level of its own
-# (docs/perfmodel.md, "Interactive: the physics carries it").
+# (docs/notes/perfmodel-validation.md, "Interactive: the physics carries it").
 TPOT_HEADROOM = 0.7
 PREFILL_CHUNK = 8192  # tokens a prefill-only replica runs per step
 MAX_BATCH_PER_ACCELERATOR = 2048
@@ -54,7 +54,7 @@ _PENALTY = 3.0  # how fast an infeasible (too slow) configuration loses throughp
 # TTFT99 = s * (TTFT_P99_PROMPT + TTFT_QUEUE * rho / (1 - rho)): a long prompt's
 # own prefill plus the mean Pollaczek-Khinchine wait of prompts with the
 # simulator's length spread. TTFT_P99_PROMPT is where the fit's own loss over the
-# published rows is least (docs/perfmodel.md, "TTFT bound"); the p99 of the wait
+# published rows is least (docs/notes/perfmodel-validation.md, "TTFT bound"); the p99 of the wait
 # (about ln(100) times its mean, latency.py's tail for the planner) fits the
 # published rows worse: chunked-prefill schedulers beat first-come-first-served.
 TTFT_P99_PROMPT = 2.5
@@ -66,7 +66,7 @@ _RHO_FLOOR = 1e-3  # prefill load where the p99 prompt alone misses the bound
 # tail, derived there and checked against the simulator). The published rows
 # hold under half that tail (schedulers cap each step's prefill chunk, evening
 # it out): TPOT_SPREAD scales it, chosen with RIDGE_P and TPOT_HEADROOM by the
-# fit's loss (docs/perfmodel.md, "Continuous batch under the TPOT bound").
+# fit's loss (docs/notes/perfmodel-validation.md, "Continuous batch under the TPOT bound").
 # Prefill/decode pools' decode steps carry no prefill.
 TPOT_SPREAD = 0.3
 
@@ -114,23 +114,39 @@ def tp_options(count: int) -> list[int]:
     return sorted(sizes | {count})
 
 
-def deployments(system: SystemSpec) -> list[Deployment]:
-    """Every replica shape to try: each size, tensor or expert parallel for MoE."""
+# PCIe cards of one node can run tensor parallel over PCIe (TensorRT-LLM and vLLM
+# do): up to this many, all-reducing over the part's PCIe link.
+PCIE_TP = 8
+
+
+def deployments(system: SystemSpec, *, pcie_tp: bool = False) -> list[Deployment]:
+    """Every replica shape to try: each size, tensor or expert parallel for MoE;
+    with ``pcie_tp``, on PCIe cards also tensor parallel over PCIe within a node
+    (besides pipeline stages). The planner tries it: without it 8 RTX PRO 6000
+    cannot serve Llama 2 70B at 40 ms a token, where the published rows run about
+    6,200 tokens/s. The published-row physics does not: there it moved the fit's
+    shared vLLM effects through the L40S rows, and v5.1 from v4.1 read 13.9 % /
+    40.3 % against 11.7 % / 29.0 % (docs/notes/perfmodel-validation.md)."""
+    acc = system.accelerator
+    domains = [min(acc.scaleup_domain, system.count)]
     out = []
     for tp in tp_options(system.count):
         modes = [False, True] if system.model.is_moe and tp > 1 else [False]
+        pcie = pcie_tp and acc.pcie_only and 1 < tp <= PCIE_TP
+        over_pcie = [tp] if pcie else []
         for ep in modes:
-            out.append(
-                Deployment(
-                    system.accelerator,
-                    system.model,
-                    system.precision,
-                    tp,
-                    ep=ep,
-                    domain=min(system.accelerator.scaleup_domain, system.count),
-                    max_batch=MAX_BATCH_PER_ACCELERATOR * tp,
+            for domain in [*domains, *over_pcie]:
+                out.append(
+                    Deployment(
+                        acc,
+                        system.model,
+                        system.precision,
+                        tp,
+                        ep=ep,
+                        domain=domain,
+                        max_batch=MAX_BATCH_PER_ACCELERATOR * tp,
+                    )
                 )
-            )
     return out
 
 

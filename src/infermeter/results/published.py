@@ -12,7 +12,7 @@ import hashlib
 import json
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -178,6 +178,28 @@ def _parse_row(r: dict[str, Any], source: str, retrieved_at: str) -> PublishedRe
         retrieved_at=retrieved_at,
         details_url=str(r.get("Details") or ""),
     )
+
+
+def screen(rows: Sequence[PublishedResult]) -> tuple[list[PublishedResult], list[str]]:
+    """The rows an import stores, and one line per row it leaves out: a row that
+    names an accelerator but not how many (per-accelerator figures would be
+    wrong), and a row whose key (round, ID, benchmark, scenario, division) an
+    earlier row of the file already holds (a store keeps one row a key; the first
+    with a count stays, never overwritten by a later one)."""
+    kept: dict[tuple[str, str, str, str, str], PublishedResult] = {}
+    dropped: list[str] = []
+    for r in rows:
+        what = f"{r.result_id} {r.benchmark} {r.scenario}"
+        if r.accelerator_raw.strip() and r.total_accelerators <= 0:
+            dropped.append(f"{what}: accelerator {r.accelerator_raw!r} without a count")
+            continue
+        key = (r.round, r.result_id, r.benchmark, r.scenario, r.division)
+        if key in kept:
+            first = kept[key].value
+            dropped.append(f"{what}: repeats an earlier row's key ({first:g} kept)")
+            continue
+        kept[key] = r
+    return list(kept.values()), dropped
 
 
 def _number(value: object) -> float | None:

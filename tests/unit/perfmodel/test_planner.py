@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from infermeter.perfmodel.planner import (
     Targets,
     plan,
     plan_accelerator,
+    prices,
 )
 from infermeter.perfmodel.plannotes import (
     SLOW_WORKLOAD,
@@ -29,6 +31,7 @@ from infermeter.perfmodel.plannotes import (
 )
 from infermeter.perfmodel.systems import build_system
 
+OLD = "v4.1+v5.1"  # the fit some tests' premises hold for (no v6.1 rows)
 TARGET = Targets(users=100, tokens_per_user=30, ttft_ms=2000, isl=1000, osl=300)
 
 
@@ -43,11 +46,16 @@ def test_llama2_70b_100_users_at_30_tok_s_needs_about_4_h100() -> None:
     # which does not derate, holds the p99s with two): one would have to run 100
     # users' decode plus their 1,000-token prompts at 33 ms per token, and the
     # simulator at the same calibrated speed misses that p99 TPOT (below).
-    fp16 = plan_accelerator("h100-sxm", "llama2-70b", TARGET, precision="fp16")
-    fp8 = plan_accelerator("h100-sxm", "llama2-70b", TARGET, precision="fp8")
+    # The figures above are the v4.1 + v5.1 fit's. The shipped fit reads v6.1
+    # too (2026-12-01) and plans FP16 as two TP8 replicas (16).
+    fit = "v4.1+v5.1"
+    fp16 = plan_accelerator("h100-sxm", "llama2-70b", TARGET, precision="fp16", fit=fit)
+    fp8 = plan_accelerator("h100-sxm", "llama2-70b", TARGET, precision="fp8", fit=fit)
     pools = plan_accelerator(
-        "h100-sxm", "llama2-70b", TARGET, precision="fp8", disaggregated=True
+        "h100-sxm", "llama2-70b", TARGET, precision="fp8", disaggregated=True, fit=fit
     )
+    today = plan_accelerator("h100-sxm", "llama2-70b", TARGET, precision="fp16")
+    assert isinstance(today, Option) and today.tpot_ms <= 1000 / 30
     assert isinstance(fp16, Option) and isinstance(fp8, Option)
     assert isinstance(pools, Option) and pools.disaggregated
     assert (pools.accelerators, pools.tp) == (4, 2)
@@ -58,7 +66,7 @@ def test_llama2_70b_100_users_at_30_tok_s_needs_about_4_h100() -> None:
         lo, hi = opt.accelerators_band
         assert lo <= opt.accelerators <= hi
     one = dataclasses.replace(fp16, replicas=1, accelerators=4)
-    alone = simulate_option(one, "llama2-70b", TARGET, requests=1500)
+    alone = simulate_option(one, "llama2-70b", TARGET, requests=1500, fit=fit)
     assert alone is not None and alone.tpot_p99_ms > 1000 / 30
 
 
@@ -148,8 +156,9 @@ def test_disaggregated_pools_are_an_option_that_never_costs_more() -> None:
 def test_a_plan_beyond_the_calibrated_rows_says_it_is_extrapolated(
     tmp_path: Path,
 ) -> None:
-    # The shipped fit read DeepSeek-R1 Server rows (TPOT bound 80 ms) only.
-    def note(model: str, tok_s: float, fit: str | None = None) -> str | None:
+    # The v4.1 + v5.1 fit read DeepSeek-R1 Server rows (TPOT bound 80 ms) only
+    # (the shipped fit reads v6.1's Interactive rows of it too).
+    def note(model: str, tok_s: float, fit: str | None = OLD) -> str | None:
         t = Targets(users=10, tokens_per_user=tok_s, ttft_ms=2000, isl=800, osl=4000)
         return calibration_note(model, t, fit)
 
@@ -158,7 +167,7 @@ def test_a_plan_beyond_the_calibrated_rows_says_it_is_extrapolated(
     # Where a benchmark's own fitted speed is far below the others' (a large-batch
     # gap), the note says the plan may be pessimistic. The shipped fit gives
     # DeepSeek-R1 0.54x (over SLOW_WORKLOAD); one at 0.30x says so.
-    shipped = load_coefficients()
+    shipped = load_coefficients(OLD)
     assert workload_speed(shipped, "deepseek-r1") >= SLOW_WORKLOAD
     assert "other benchmarks" not in tight
     slow = dict(shipped.values)
@@ -185,29 +194,45 @@ def test_a_plan_beyond_the_calibrated_rows_says_it_is_extrapolated(
 def test_a_plan_says_when_its_part_or_precision_rests_on_thin_evidence(
     tmp_path: Path,
 ) -> None:
-    # The shipped fit read no MI355X row and learned its FP16 effect from one
+    # The v4.1 + v5.1 fit read no MI355X row and learned its FP16 effect from one
     # system (4x L40S): plans that inherit either say so; an FP8 H100 plan,
-    # resting on dozens of systems, does not.
-    unseen = plan("llama2-70b", TARGET, precision="fp8", accelerator_names=["mi355x"])
-    note = evidence_note(unseen)
+    # resting on dozens of systems, does not. (The shipped fit reads v6.1 too,
+    # with MI355X rows.)
+    unseen = plan(
+        "llama2-70b", TARGET, precision="fp8", accelerator_names=["mi355x"], fit=OLD
+    )
+    note = evidence_note(unseen, OLD)
     assert note is not None and "no published row of mi355x" in note
     assert "all parts' rows" in note  # no CDNA4 part has rows either
-    b300 = evidence_note(plan("llama2-70b", TARGET, accelerator_names=["b300"]))
+    b300 = evidence_note(
+        plan("llama2-70b", TARGET, accelerator_names=["b300"], fit=OLD), OLD
+    )
     assert b300 is not None and "other blackwell parts' rows" in b300
     fp16 = evidence_note(
-        plan("llama2-70b", TARGET, precision="fp16", accelerator_names=["h100-sxm"])
+        plan(
+            "llama2-70b",
+            TARGET,
+            precision="fp16",
+            accelerator_names=["h100-sxm"],
+            fit=OLD,
+        ),
+        OLD,
     )
     assert fp16 is not None and "FP16's fitted effect" in fp16
     assert "one published system" in fp16
-    shipped = load_coefficients()
+    shipped = load_coefficients(OLD)
     assert shipped.support["prec:fp16"] == 1 and shipped.support["prec:fp8"] > 20
-    fp8 = plan("llama2-70b", TARGET, precision="fp8", accelerator_names=["h100-sxm"])
-    assert evidence_note(fp8, model="llama2-70b") is None
+    fp8 = plan(
+        "llama2-70b", TARGET, precision="fp8", accelerator_names=["h100-sxm"], fit=OLD
+    )
+    assert evidence_note(fp8, OLD, model="llama2-70b") is None
     # H200 has published rows, DeepSeek-R1 has published rows, but no published
     # system ran DeepSeek-R1 on H200: the plan says its speed joins the two.
     ds_target = Targets(users=20, tokens_per_user=10, ttft_ms=2000, isl=800, osl=4000)
-    h200 = plan("deepseek-r1", ds_target, accelerator_names=["h200-sxm", "b200"])
-    pair = evidence_note(h200, model="deepseek-r1")
+    h200 = plan(
+        "deepseek-r1", ds_target, accelerator_names=["h200-sxm", "b200"], fit=OLD
+    )
+    pair = evidence_note(h200, OLD, model="deepseek-r1")
     assert pair is not None and "no published deepseek-r1 row ran on h200-sxm" in pair
     assert "b200" not in pair  # published DeepSeek-R1 rows ran on B200
     assert shipped.support["pair:deepseek-r1|b200"] >= 1
@@ -261,17 +286,15 @@ def test_long_prompt_plans_hold_their_p99s_in_the_simulator() -> None:
         simulate_option(opt, "llama2-70b", t, requests=5)
 
 
-def test_an_infeasible_pcie_card_plan_names_pipeline_stages_and_the_model_s_limit() -> (
-    None
-):
+def test_a_pcie_card_plan_runs_tensor_parallel_within_a_node() -> None:
     # Llama 2 70B at 20 tok/s per user on L40S: as pipeline stages every token
-    # reads the whole model in turn (over 90 ms). Serving stacks would run tensor
-    # parallel over PCIe, which the model does not: the reason says both.
+    # reads the whole model in turn (over 90 ms), and until 2026-12-01 the plan was
+    # infeasible for that reason. Serving stacks run tensor parallel over PCIe
+    # within a node, and so does the planner now.
     t = Targets(users=100, tokens_per_user=20, ttft_ms=2000, isl=1000, osl=300)
     got = plan_accelerator("l40s", "llama2-70b", t, precision="fp8")
-    assert isinstance(got, Infeasible)
-    assert " x PP" in got.reason and "one stream already takes" in got.reason
-    assert "tensor parallel over PCIe" in got.reason and "is not" in got.reason
+    assert isinstance(got, Option) and 1 < got.tp <= 8
+    assert got.tpot_ms <= 50 and got.ttft_ms <= 2000
     nvlink = plan_accelerator("h100-sxm", "llama2-70b", t, precision="fp8")
     assert isinstance(nvlink, Option)
     # A miss that is not about pipeline stages does not get that note.
@@ -306,3 +329,24 @@ def test_a_plan_for_today_leaves_out_a_first_round_server_level_and_says_so() ->
     assert first_round_note("llama2-70b") is None  # its level spans rounds
     with pytest.raises(ConfigError, match=r"Unknown round '5\.1'"):
         plan("deepseek-r1", t, accelerator_names=["b200"], round_="5.1")
+
+
+def test_todays_parts_have_sourced_dated_prices() -> None:
+    # Issue 36: plan showed "$/h -" for today's parts; each price names its source
+    # and the date it was typed in.
+    table = prices()
+    for part in ("b300", "gb200", "rtx-pro-6000", "l40s", "mi325x"):
+        usd, source, date = table[part]
+        assert usd > 0 and source and re.fullmatch(r"\d{4}-\d{2}-\d{2}", date), part
+    plan_b300 = plan_accelerator("b300", "llama2-70b", TARGET)
+    assert isinstance(plan_b300, Option) and plan_b300.usd_per_hour is not None
+
+
+def test_pcie_cards_plan_tensor_parallel_within_a_node() -> None:
+    # 8x RTX PRO 6000 publish about 6,200 tokens/s of Llama 2 70B Interactive;
+    # with PCIe replicas modelled as pipeline stages only, one card's step missed
+    # 40 ms a token and the plan asked for 80 cards (or none).
+    t = Targets(users=250, tokens_per_user=25, ttft_ms=450, isl=222, osl=290)
+    got = plan_accelerator("rtx-pro-6000", "llama2-70b", t)
+    assert isinstance(got, Option) and got.accelerators <= 16
+    assert 1 < got.tp <= 8 and got.tpot_ms <= 40

@@ -27,7 +27,7 @@ def _tok_s(acc: str, tp: int) -> float:
 def test_batch1_llama2_70b_fp16_lands_near_the_published_figures() -> None:
     # Seed figures (spec section 3.3 A): H100 SXM about 85-110 tok/s (TP4-TP8),
     # H200 TP8 about 155 tok/s. The physics cannot put H100 TP4 and TP8 both
-    # inside 85-110 with one coefficient set (docs/perfmodel.md), so the check
+    # inside 85-110 with one coefficient set (docs/notes/perfmodel-validation.md), so the check
     # is: the published range lies between TP4 and TP8, each within 12 % of its
     # nearer end, and H200 TP8 within 5 % of 155.
     tp4, tp8 = _tok_s("h100-sxm", 4), _tok_s("h100-sxm", 8)

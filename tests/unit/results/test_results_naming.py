@@ -38,6 +38,8 @@ runner = CliRunner()
         ("NVIDIA H200", "h200-sxm", ""),  # NVML's device name
         ("NVIDIA B200-SXM-180GB", "b200", ""),
         ("UntetherAI speedAI240 Slim", "speedAI240 Slim", ""),  # no spec: kept whole
+        ("Intel(R) Arc Pro(R) B70", "arc-pro-b70", ""),  # trademark marks anywhere
+        ("Intel® Arc™ Pro B70", "arc-pro-b70", ""),
     ],
 )
 def test_one_name_per_part_with_its_variant(raw: str, name: str, variant: str) -> None:
@@ -50,6 +52,27 @@ def test_mixed_systems_are_named_as_such() -> None:
     acc = normalise("AMD Instinct MI300X 192GB HBM3 (x32), AMD Instinct MI325X (x16)")
     assert acc.name == "mi300x+mi325x"
     assert acc.variant == "32x mi300x + 16x mi325x, mixed parts"
+
+
+def test_parts_joined_by_and_keep_each_part_and_count() -> None:
+    acc = normalise("MI300X (x8) and MI325X (x8) and MI355X (x8)")
+    assert acc.name == "mi300x+mi325x+mi355x"
+    assert acc.variant == "8x mi300x + 8x mi325x + 8x mi355x, mixed parts"
+    (row,) = parse_summary(
+        [
+            {
+                "ID": "6.1-0001",
+                "Model": "llama2-70b-99",
+                "Scenario": "Offline",
+                "Accelerator": "MI300X (x8) and MI325X (x8) and MI355X (x8)",
+                "Performance_Result": 1.0,
+                "Performance_Units": "Tokens/s",
+            }
+        ],
+        source="s",
+        retrieved_at="d",
+    )
+    assert row.total_accelerators == 24
 
 
 def test_price_table_plan_and_flags_use_the_same_keys() -> None:

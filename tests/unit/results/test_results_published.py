@@ -10,7 +10,7 @@ from tests.one_line import one_line_error
 from tests.published_rows import repository_row
 
 from infermeter.errors import ConfigError
-from infermeter.results.published import load_summary_file, parse_summary
+from infermeter.results.published import load_summary_file, parse_summary, screen
 
 V41 = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "mlperf"
 V41_FILE = V41 / "summary_results_v4.1.json"
@@ -223,3 +223,24 @@ def test_round_trip_of_written_file(tmp_path):
     (row,) = load_summary_file(path)
     assert row.source.startswith("summary_results.json sha256:")
     assert row.total_accelerators == 88  # a# x Nodes when no total is given
+
+
+def test_import_leaves_out_rows_without_a_count_and_never_overwrites_a_key():
+    good = _row(Scenario="Server")
+    rows = parse_summary(
+        [
+            good,
+            _row(Scenario="Server", **{"a#": "", "Performance_Result": 5.0}),
+            _row(Scenario="Server", Performance_Result=7.0),  # same key
+            _row(Accelerator="", **{"a#": ""}),  # a CPU-only row: kept
+        ],
+        source="s",
+        retrieved_at="d",
+    )
+    kept, dropped = screen(rows)
+    assert [(r.scenario, r.value) for r in kept] == [
+        ("Server", 100000.5),
+        ("Offline", 100000.5),
+    ]
+    assert len(dropped) == 2
+    assert "without a count" in dropped[0] and "repeats an earlier row" in dropped[1]
