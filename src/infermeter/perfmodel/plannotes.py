@@ -95,7 +95,7 @@ def workload_speed(coef: Coefficients, benchmark: str) -> float:
 def _workload_gap(coef: Coefficients, benchmark: str) -> str:
     """A benchmark far below the physics at large batches (its own speed effects
     under ``SLOW_WORKLOAD``): if that gap is compute-side, small memory-bound
-    batches run faster than the plan assumes (docs/benchmarks.md measures one)."""
+    batches run faster than the plan assumes (measured once: docs/notes/benchmarks-log.md)."""
     factor = workload_speed(coef, benchmark)
     if factor >= SLOW_WORKLOAD:
         return ""
