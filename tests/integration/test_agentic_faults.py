@@ -1,9 +1,10 @@
 """Agentic turns over the HTTP client's seam, against a real loopback server.
 
-A turn the server fails (HTTP 500, a connection reset mid-stream) fails with
-the very reason text the openai SUT gives a sample failed the same way (the
-API key redacted), and the rest of its conversation is aborted unsent, while
-other conversations complete. The key from the environment reaches the
+A turn the server fails (HTTP 500, a connection reset mid-stream, a malformed
+chunk, a stall before the first token) fails with the very reason text the
+openai SUT gives a sample failed the same way (the API key redacted), and the
+rest of its conversation is aborted unsent, while other conversations
+complete. The key from the environment reaches the
 server on every turn, with the conversation's X-Session-ID.
 """
 
@@ -24,7 +25,7 @@ from infermeter.servers.background import ThreadedServer
 from infermeter.servers.mock import MockConfig, MockServer
 from infermeter.servers.mock_agentic import AgenticStream
 from infermeter.suts.http_local import OpenAIHttpSUT
-from infermeter.suts.openai_request import ApiKey, OpenAIConfig
+from infermeter.suts.openai_request import ApiKey, OpenAIConfig, Timeouts
 from infermeter.suts.prompts import Prompt
 from infermeter.testing import RecordingSink
 from infermeter.testing.agentic_http import replay
@@ -33,6 +34,7 @@ from infermeter.workloads.agentic.trajectories import Trajectory, read_trajector
 pytestmark = pytest.mark.integration
 
 KEY = "hunter2hunter"  # not id-shaped: only the redaction can hide it
+LIMITS = Timeouts(first_token_s=1.0, total_s=0.0)  # a stall fails in 1 s
 
 
 def _chunk(delta: dict[str, Any]) -> bytes:
@@ -41,8 +43,10 @@ def _chunk(delta: dict[str, Any]) -> bytes:
 
 class _TurnServer:
     """Answers each chat turn with reasoning then text, unless the last message
-    names a fault: ``FAULT-500`` (an error body quoting the caller's key) or
-    ``FAULT-RESET`` (the connection dropped after the first delta)."""
+    names a fault: ``FAULT-500`` (an error body quoting the caller's key),
+    ``FAULT-RESET`` (the connection dropped after the first delta),
+    ``FAULT-MALFORMED`` (a chunk that is not JSON after it) or ``FAULT-STALL``
+    (nothing for seconds)."""
 
     def __init__(self) -> None:
         self.seen: list[tuple[dict[str, str], list[dict[str, Any]]]] = []
@@ -62,11 +66,15 @@ class _TurnServer:
             return web.json_response(error, status=500)
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
+        if "FAULT-STALL" in last:
+            await asyncio.sleep(5)  # past the client's first-token limit
         await resp.write(_chunk({"role": "assistant", "reasoning_content": "hm "}))
         if "FAULT-RESET" in last:
             assert request.transport is not None
             request.transport.abort()
             return resp
+        if "FAULT-MALFORMED" in last:
+            await resp.write(b"data: {oops\n\n")
         await resp.write(_chunk({"content": "fine"}))
         await resp.write(
             b'data: {"choices": [], "usage": {"completion_tokens": 2}}\n\n'
@@ -85,7 +93,7 @@ class _OnePrompt:
 
 def _sut_reason(url: str, text: str, key: ApiKey) -> str:
     """The reason the openai SUT gives a sample whose prompt is ``text``."""
-    config = OpenAIConfig(url=url, model="m", api="chat")
+    config = OpenAIConfig(url=url, model="m", api="chat", timeouts=LIMITS)
     with OpenAIHttpSUT(config, _OnePrompt(text), api_key=key) as sut:
         sink = RecordingSink()
         ids = np.zeros(1, dtype=np.int64)
@@ -113,12 +121,17 @@ def _trajectories(tmp_path: Path, fault: str) -> list[Trajectory]:
 
 def _replay(url: str, data: list[Trajectory], key: ApiKey) -> AgenticResult:
     settings = AgenticSettings(concurrency=2, seed=1, turn_timeout_s=30.0)
-    return asyncio.run(replay(url, "m", data, settings, api_key=key))
+    return asyncio.run(replay(url, "m", data, settings, api_key=key, timeouts=LIMITS))
 
 
 @pytest.mark.parametrize(
     ("fault", "kind"),
-    [("FAULT-500", "HTTP 500"), ("FAULT-RESET", "connection reset mid-response")],
+    [
+        ("FAULT-500", "HTTP 500"),
+        ("FAULT-RESET", "connection reset mid-response"),
+        ("FAULT-MALFORMED", "malformed stream chunk"),
+        ("FAULT-STALL", "timeout: no first token within 1 s"),
+    ],
 )
 def test_a_failed_turn_has_the_samples_reason_and_ends_its_conversation(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str, kind: str

@@ -18,9 +18,12 @@ async def replay(
     *,
     fields: dict[str, Any] | None = None,
     api_key: ApiKey | None = None,
+    timeouts: Timeouts | None = None,
 ) -> AgenticResult:
     """One agentic run of ``trajectories`` against the endpoint at ``url``,
-    through the HTTP client's exchange as ``infermeter agentic run`` sends it."""
-    config = OpenAIConfig(url, model, api="chat", timeouts=Timeouts(total_s=0.0))
+    through the HTTP client's exchange as ``infermeter agentic run`` sends it
+    (no total timeout unless ``timeouts`` gives one: the turn timeout rules)."""
+    timeouts = timeouts or Timeouts(total_s=0.0)
+    config = OpenAIConfig(url, model, api="chat", timeouts=timeouts)
     async with ChatTurns(config, fields=fields, api_key=api_key) as send:
         return await AgenticLoad(trajectories, settings, send).run()
