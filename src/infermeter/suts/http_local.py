@@ -1,9 +1,10 @@
 """The in-process transport of the HTTP client: an event loop in its own thread.
 
 ``issue_query`` hands each batch to the loop with one cross-thread call and
-returns; every sample becomes one task that runs its ``SampleExchange`` (one request,
-its first token, completion or failure to the sink). A failed request is a
-failed sample, never an exception: the run goes on. Worker processes and Ray
+returns; every sample becomes one task that runs its exchange
+(``SampleExchange``: one request, its first token, completion or failure to
+the sink). A failed request is a failed sample, never an exception: the run
+goes on. Worker processes and Ray
 actors each run one of these (``remote_agent``).
 """
 
