@@ -141,9 +141,9 @@ def run_command(
     every request has X-Session-ID. The performance window ends when the first
     user finishes its last trajectory. Turns go through the HTTP client's
     exchange, as run samples do (its connection pool, timeouts, failure
-    reasons, API key, token counts), in this process. With --benchmark the run is judged
-    against its inline-accuracy floor and OSL-per-turn window: exit 3 when a
-    gate fails. Results are infermeter results (unverified).
+    reasons, API key, token counts), in this process. With --benchmark the
+    run is judged against its inline-accuracy floor and OSL-per-turn window:
+    exit 3 when a gate fails. Results are infermeter results (unverified).
 
     Examples:
 
