@@ -84,6 +84,10 @@ def test_synth_then_check_then_run_against_serve_mock(tmp_path: Path) -> None:
     doc = json.loads((folder / "agentic.json").read_text())
     assert doc["metrics"]["trajectories_completed"] == 12
     assert doc["metrics"]["turns_failed"] == 0
+    # the HTTP client's own counts: every turn answered, tokens from usage
+    assert doc["client"]["completed"] == doc["metrics"]["turns_issued"]
+    assert doc["client"]["failed"] == 0
+    assert doc["client"]["token_counts"]["source"] == "usage"
     assert doc["official"] is False and doc["settings"]["concurrency"] == 3
     lines = (folder / "turns.jsonl").read_text().splitlines()
     assert len(lines) == doc["metrics"]["turns_issued"]
@@ -135,4 +139,12 @@ def test_bad_settings_are_usage_errors(tmp_path: Path) -> None:
     assert unknown.code == 2 and "Unknown agentic benchmark 'kimi-k9'" in unknown.stderr
     nothing = run_main(*base, "--output-dir", str(folder))
     assert nothing.code == 2 and "--dataset FILE or --synthetic N" in nothing.stderr
+    no_key = run_main(*base, "--synthetic", "4", "--api-key-env", "INFERMETER_NO_KEY",
+                      "--output-dir", str(folder))  # fmt: skip
+    assert no_key.code == 2 and no_key.stderr.count("\n") == 1
+    assert "'INFERMETER_NO_KEY' is not set" in no_key.stderr
+    assert "--api-key-file PATH" in no_key.stderr
+    bad_url = run_main("agentic", "run", "--url", "127.0.0.1:9", "--model", "m",
+                       "--synthetic", "4", "--output-dir", str(folder))  # fmt: skip
+    assert bad_url.code == 2 and "must start with http://" in bad_url.stderr
     assert not folder.exists()

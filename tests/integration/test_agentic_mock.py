@@ -63,8 +63,13 @@ async def _stream(url: str, body: dict[str, Any], session_id: str) -> dict[str, 
                     )
                     if event.has_fragment:
                         arrivals.append((now, kind))
-    answer.close()
-    return {"answer": answer, "first_s": first_s, "arrivals": arrivals}
+    outcome = answer.finish()
+    return {
+        "answer": answer,
+        "outcome": outcome,
+        "first_s": first_s,
+        "arrivals": arrivals,
+    }
 
 
 def _body(**extra: Any) -> dict[str, Any]:
@@ -91,7 +96,7 @@ def test_ttft_is_the_first_reasoning_delta_and_tokens_include_reasoning(
     # TTFT is the reasoning delta's time: at least the planned 0.3 s, and before
     # the first text delta (which is planned 20 gaps = 0.4 s later).
     assert TTFT_S - 0.01 <= got["first_s"] == got["arrivals"][0][0] < first_text_s
-    assert answer.token_events == TOKENS and answer.output_tokens == TOKENS
+    assert answer.token_events == TOKENS and got["outcome"].usage_tokens == TOKENS
     assert answer.reasoning_text == "think " * REASONING
     assert answer.text == "tok " * (TOKENS - REASONING)
 
@@ -113,7 +118,7 @@ def test_a_tool_call_only_answer_has_a_ttft_and_a_token_count() -> None:
     (call,) = answer.tool_calls()
     assert call["function"]["name"] == "bash"
     assert json.loads(call["function"]["arguments"]) == {"command": "tok " * 28 + "ls"}
-    assert answer.finish_reason == "tool_calls"
+    assert got["outcome"].finish_reason == "tool_calls"
     assert {k for _, k in plain["arrivals"]} == {"text"}
 
 

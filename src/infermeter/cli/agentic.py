@@ -116,16 +116,34 @@ def run_command(
     carry: Annotated[
         str, typer.Option(help="model (its own answers) or dataset (the reference's).")
     ] = "model",
+    api_key_env: Annotated[
+        str | None, typer.Option(help="Environment variable holding the API key.")
+    ] = None,
+    api_key_file: Annotated[
+        str | None, typer.Option(help="A file holding the API key.")
+    ] = None,
+    tokenizer: Annotated[
+        str | None,
+        typer.Option(
+            help="tokenizer.json, its folder or a tiktoken encoding: counts output "
+            "tokens when the server sends no usage."
+        ),
+    ] = None,
+    first_token_timeout: Annotated[
+        float,
+        typer.Option(min=0.0, help="Seconds to the first token (0: no limit)."),
+    ] = 0.0,
 ) -> None:
     """Replay trajectories against an endpoint; write agentic.json and turns.jsonl.
 
     Each of --concurrency users replays one trajectory at a time, one turn in
     flight, each turn after its tool delay, carrying the model's own answers;
     every request has X-Session-ID. The performance window ends when the first
-    user finishes its last trajectory. Requests go through an interim aiohttp
-    transport (one session, no retries). With --benchmark the run is judged
-    against its inline-accuracy floor and OSL-per-turn window: exit 3 when a
-    gate fails. Results are infermeter results (unverified).
+    user finishes its last trajectory. Turns go through the HTTP client's
+    exchange, as run samples do (its connection pool, timeouts, failure
+    reasons, API key, token counts), in this process. With --benchmark the
+    run is judged against its inline-accuracy floor and OSL-per-turn window:
+    exit 3 when a gate fails. Results are infermeter results (unverified).
 
     Examples:
 
@@ -133,7 +151,7 @@ def run_command(
         --synthetic 64 --output-dir runs/a  # 8 users (tests: --synthetic 8)
 
       infermeter agentic run --url http://10.0.0.5:8000/v1 --benchmark kimi-k3 \\
-        --model moonshotai/Kimi-K3 --dataset agentic.jsonl \\
+        --model moonshotai/Kimi-K3 --dataset agentic.jsonl --api-key-env KEY \\
         --num-trajectories 1226 --output-dir runs/kimi  # (needs: a Kimi K3 endpoint)
     """
     from infermeter.runs.agentic import AgenticSettings
@@ -150,8 +168,10 @@ def run_command(
         carry=carry,
     )
     spec = AgenticRunSpec(
-        url, model, output_dir, settings, dataset, synthetic, benchmark
-    )
+        url, model, output_dir, settings, dataset, synthetic, benchmark,
+        api_key_env=api_key_env, api_key_file=api_key_file, tokenizer=tokenizer,
+        first_token_timeout_s=first_token_timeout,
+    )  # fmt: skip
     outcome = run_agentic(spec)
     m = outcome.metrics
     out.print(

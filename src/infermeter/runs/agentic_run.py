@@ -9,16 +9,14 @@ prompts), the benchmark name and the folder. The folder then holds:
                    could not be an official one; infermeter results (unverified)
     turns.jsonl    one line per client turn: ids, status, times, tokens
 
-Requests go through a ``SendTurn`` factory; the default is the interim aiohttp
-transport (``suts.agentic_http``) until the HTTP client's seam carries turns.
+Turns go through the HTTP client's exchange (``suts.agentic_http.ChatTurns``):
+its connection pool, timeouts, failure reasons, API key and token counts.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +36,8 @@ from infermeter.runs.agentic_metrics import (
     agentic_metrics,
     judge,
 )
-from infermeter.suts.agentic_http import AioChatTurn
+from infermeter.suts.agentic_http import ChatTurns
+from infermeter.suts.openai_request import ApiKey, OpenAIConfig, Timeouts
 from infermeter.workloads.agentic.benchmarks import AgenticBenchmark, get_agentic
 from infermeter.workloads.agentic.synth import (
     TrajectoryShape,
@@ -46,9 +45,6 @@ from infermeter.workloads.agentic.synth import (
     synthetic_trajectories,
 )
 from infermeter.workloads.agentic.trajectories import Trajectory, read_trajectories
-from infermeter.workloads.agentic.turns import SendTurn
-
-Transport = Callable[[str, str, dict[str, Any]], AbstractAsyncContextManager[SendTurn]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +58,11 @@ class AgenticRunSpec:
     dataset: Path | None = None
     synthetic: int = 0  # trajectories to synthesise when no dataset is given
     benchmark: str | None = None
+    # The HTTP client's, as the openai SUT takes them (--sut-opt of the same names).
+    api_key_env: str | None = None
+    api_key_file: str | None = None
+    tokenizer: str | None = None  # re-counts tokens when the server sends no usage
+    first_token_timeout_s: float = 0.0  # 0: none (--turn-timeout still holds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,10 +72,25 @@ class AgenticOutcome:
     metrics: AgenticMetrics
     verdict: Verdict | None
     official_problems: tuple[str, ...]
+    client: dict[str, Any]  # the HTTP client's counts: turns, reasons, token sources
 
 
-def _interim(url: str, model: str, fields: dict[str, Any]) -> AioChatTurn:
-    return AioChatTurn(url, model, fields=fields, expected_lengths=not fields)
+def chat_turns(spec: AgenticRunSpec, fields: dict[str, Any]) -> ChatTurns:
+    """The turn sender: the HTTP client's exchange, configured from ``spec``.
+
+    No total timeout of its own: ``--turn-timeout`` (the load's) bounds a turn.
+    """
+    config = OpenAIConfig(
+        url=spec.url,
+        model=spec.model,
+        api="chat",
+        tokenizer_file=spec.tokenizer,
+        timeouts=Timeouts(first_token_s=spec.first_token_timeout_s, total_s=0.0),
+    )
+    key = ApiKey.load(
+        env=spec.api_key_env, file=spec.api_key_file, file_hint="--api-key-file PATH"
+    )
+    return ChatTurns(config, fields=fields, expected_lengths=not fields, api_key=key)
 
 
 def load_dataset(
@@ -97,18 +113,17 @@ def _empty_folder(folder: Path) -> None:
         )
 
 
-def run_agentic(
-    spec: AgenticRunSpec, transport: Transport = _interim
-) -> AgenticOutcome:
+def run_agentic(spec: AgenticRunSpec) -> AgenticOutcome:
     """Check everything, run the load, write the folder."""
     bench = get_agentic(spec.benchmark) if spec.benchmark else None
     trajectories = load_dataset(spec, bench)
     AgenticLoad(trajectories, spec.settings, _never)  # checks settings and salts
     _empty_folder(spec.output_dir)
-    fields = bench.request_fields() if bench else {}
+    # The URL, the key, the tokenizer: checked here, before the folder exists.
+    sender = chat_turns(spec, bench.request_fields() if bench else {})
 
     async def go() -> AgenticResult:
-        async with transport(spec.url, spec.model, fields) as send:
+        async with sender as send:
             return await AgenticLoad(trajectories, spec.settings, send).run()
 
     writable_folder(spec.output_dir, "--output-dir")
@@ -116,7 +131,9 @@ def run_agentic(
     metrics = agentic_metrics(result, trajectories)
     verdict = judge(metrics, bench) if bench else None
     problems = _official_problems(bench, spec.settings, len(trajectories), spec)
-    outcome = AgenticOutcome(spec.output_dir, result, metrics, verdict, problems)
+    outcome = AgenticOutcome(
+        spec.output_dir, result, metrics, verdict, problems, sender.counts()
+    )
     _write(outcome, spec, bench)
     return outcome
 
@@ -158,6 +175,7 @@ def _write(
         "dataset": str(spec.dataset) if spec.dataset else f"synthetic:{spec.synthetic}",
         "settings": asdict(spec.settings),
         "metrics": out.metrics.as_dict(),
+        "client": out.client,
         "verdict": None if out.verdict is None else {
             "accuracy": out.verdict.accuracy, "osl": out.verdict.osl,
             "problems": list(out.verdict.problems),

@@ -1,23 +1,33 @@
-"""``AioChatTurn``: send one agentic turn over HTTP (aiohttp, streamed).
+"""``ChatTurns``: agentic turns sent through the HTTP client's exchange.
 
-The interim transport of the agentic load, until the HTTP client's transport
-seam carries agentic turns: one ``aiohttp`` session in the load's own event
-loop, no worker processes, no retries, no API key. Each call posts the
-turn's messages (and tools) to ``/chat/completions`` with the turn's
-headers, reads the stream through ``ChatAnswer`` and answers a
-``TurnAnswer`` whose TTFT runs from the send to the first non-empty
-fragment of any kind.
+A thin adapter between the agentic load (``runs.agentic``, which calls a
+``SendTurn``) and ``http_exchange.Exchange``, the core every request of the
+HTTP client goes through: the turn's chat body (its messages, its tools, a
+benchmark's fields) and headers (the API key's, the turn's ``X-Session-ID``)
+are posted on the wire's connection pool under the config's timeouts; the
+stream is read by ``ChatAnswer`` (a ``StreamState`` keeping the answer's
+parts); TTFT is the time to its first non-empty fragment of any kind, tokens
+are counted from the same named sources as any sample's. A failed turn raises
+``SUTError`` whose text is the reason the openai SUT gives a failed sample
+(ids masked, the key redacted); the load records it and ends the
+conversation.
+
+Turns run on the load's own event loop, in this process: the multi-process
+and Ray transports carry run samples, not conversations.
 """
 
 from __future__ import annotations
 
-import asyncio
+import json
+import time
 from typing import Any
 
-import aiohttp
-
-from infermeter.errors import SUTProtocolError
+from infermeter.clock import MonotonicClock
+from infermeter.errors import SUTError
 from infermeter.suts.chat_answer import ChatAnswer
+from infermeter.suts.http_exchange import Exchange
+from infermeter.suts.openai_request import ApiKey, OpenAIConfig
+from infermeter.suts.reachability import Reachability
 from infermeter.workloads.agentic.turns import TurnAnswer, TurnRequest
 
 
@@ -44,51 +54,68 @@ def chat_turn_body(
     return body
 
 
-class AioChatTurn:
-    """``async with AioChatTurn(url, model) as send: await load(send)``."""
+class _Stopwatch:
+    """Hears of a turn's first token (as a run's sink would) and times it."""
+
+    __slots__ = ("start", "ttft_s")
+
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
+        self.ttft_s: float | None = None
+
+    def first_token(self, ids: Any, /) -> None:
+        self.ttft_s = time.perf_counter() - self.start
+
+
+class ChatTurns:
+    """``async with ChatTurns(config) as send: await AgenticLoad(..., send).run()``.
+
+    ``config`` is the HTTP client's (``api`` chat, the endpoint, timeouts,
+    connections, tokenizer); ``fields`` go into every body (a benchmark's
+    sampling); ``expected_lengths`` asks for the dataset answer's length
+    (mock and simulated servers generate ``max_tokens`` tokens).
+    """
 
     def __init__(
         self,
-        url: str,
-        model: str,
+        config: OpenAIConfig,
         *,
         fields: dict[str, Any] | None = None,
         expected_lengths: bool = True,
+        api_key: ApiKey | None = None,
     ) -> None:
-        self.url = url.rstrip("/") + "/chat/completions"
-        self.model = model
+        config.validate()
+        reach = Reachability(config.unreachable_after_s, MonotonicClock())
+        self.exchange = Exchange(config, reach, api_key=api_key)
+        self.url = config.endpoint
         self.fields = dict(fields or {})
-        # Ask for the dataset answer's length (mock and simulated servers
-        # generate max_tokens tokens); off, the fields' max_tokens rules.
         self.expected_lengths = expected_lengths
-        self._http: aiohttp.ClientSession | None = None
 
-    async def __aenter__(self) -> AioChatTurn:
-        limits = aiohttp.TCPConnector(limit=0)
-        self._http = aiohttp.ClientSession(connector=limits)
+    async def __aenter__(self) -> ChatTurns:
+        await self.exchange.open()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        if self._http is not None:
-            await self._http.close()
+        await self.exchange.close()
 
     def body(self, req: TurnRequest) -> dict[str, Any]:
         max_tokens = req.expected_tokens if self.expected_lengths else None
-        return chat_turn_body(req, self.model, self.fields, max_tokens=max_tokens)
+        model = self.exchange.config.model
+        return chat_turn_body(req, model, self.fields, max_tokens=max_tokens)
 
     async def __call__(self, req: TurnRequest) -> TurnAnswer:
-        assert self._http is not None, "use AioChatTurn as an async context manager"
-        loop = asyncio.get_running_loop()
-        answer, first = ChatAnswer(), None
-        start = loop.time()
-        async with self._http.post(
-            self.url, json=self.body(req), headers=req.headers
-        ) as resp:
-            if resp.status != 200:
-                text = (await resp.text())[:200]
-                raise SUTProtocolError(f"HTTP {resp.status}: {text}")
-            async for chunk in resp.content.iter_any():
-                if answer.feed(chunk) and first is None:
-                    first = loop.time() - start
-        answer.close()
-        return answer.turn_answer(first)
+        body = json.dumps(self.body(req)).encode()
+        headers = {**self.exchange.headers, **req.headers}
+        answer, watch = ChatAnswer(), _Stopwatch()
+        try:
+            outcome = await self.exchange.send(
+                self.url, body, answer, watch, None, headers
+            )
+        except Exception as exc:  # the turn's, with the sample's reason text
+            raise SUTError(self.exchange.reason(exc)) from None
+        tokens, source = self.exchange.count(outcome)
+        return answer.turn_answer(tokens, source, watch.ttft_s)
+
+    def counts(self) -> dict[str, Any]:
+        """Completed and failed turns, the commonest reasons, the token sources."""
+        return self.exchange.counts()

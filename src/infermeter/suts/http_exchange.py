@@ -1,11 +1,17 @@
-"""One exchange per sample: the OpenAI request sent, its answer read and counted.
+"""One exchange per request: the OpenAI request sent, its answer read and counted.
 
-The core of the HTTP client (``suts/DESIGN.md``), the same in every transport:
-the request body built once per sample (``openai_request.build_body``), posted
-on the wire's session, the streamed answer read into the first token
-(``sink.first_token``) and an outcome (``sse``), or a media API's answer
-(``media_exchange``); then the sample's output tokens counted, or its one
-failure reason (ids masked, the API key redacted) given to the sink.
+The core of the HTTP client (``suts/DESIGN.md``), the same in every transport
+and for every user: a prepared body posted on the wire's session under the
+config's timeouts, the streamed answer read by a ``StreamState`` (or a
+subclass that keeps more, ``chat_answer``) into the first token
+(``first_token``) and an outcome (``sse``), or a media API's answer
+(``media_exchange``); then the output tokens counted (``token_count``), or one
+failure reason (ids masked, the API key redacted).
+
+``Exchange`` does that for any body; ``SampleExchange`` adds the run's
+samples (a body built once per sample by ``openai_request.build_body``,
+completion or failure given to the run's sink); the agentic turn sender
+(``agentic_http``) posts chat turns through ``Exchange`` itself.
 
 Every call runs on the client's event loop; nothing here knows where that
 loop runs (this process, a worker process, a Ray actor).
@@ -27,7 +33,7 @@ from infermeter.suts.media_exchange import media_exchange, response_bytes
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig, build_body
 from infermeter.suts.prompts import PromptSource
 from infermeter.suts.reachability import Reachability, mask_ids, top_reasons
-from infermeter.suts.sse import StreamOutcome, StreamState, parse_body
+from infermeter.suts.sse import FirstToken, StreamOutcome, StreamState, parse_body
 from infermeter.suts.token_count import (
     Tokenizer,
     TokenTally,
@@ -37,21 +43,21 @@ from infermeter.suts.token_count import (
 
 
 class Exchange:
-    """Sends samples of ``prompts`` under ``config`` and counts what came back.
+    """Posts prepared request bodies under ``config`` and reads their answers.
 
-    ``open`` (on the event loop) before the first ``send``; ``close`` after the last.
+    The core every user of the HTTP client shares: the run's samples
+    (``SampleExchange``) and agentic turns (``agentic_http``). ``open`` (on the
+    event loop) before the first ``send``; ``close`` after the last.
     """
 
     def __init__(
         self,
         config: OpenAIConfig,
-        prompts: PromptSource,
         reachability: Reachability,
         *,
         api_key: ApiKey | None = None,
     ) -> None:
         self.config = config
-        self._prompts = prompts
         self._key = api_key
         self.reachability = reachability
         self.tokenizer: Tokenizer | None = (
@@ -59,12 +65,11 @@ class Exchange:
         )
         # A client-side token count needs the answer's text even when no log does.
         self.keeps_text = self.tokenizer is not None
-        self.bodies: dict[int, bytes] = {}  # by sample index, built once
-        self._headers = {"Content-Type": "application/json"}
+        self.headers = {"Content-Type": "application/json"}
         if api_key is not None:
-            self._headers["Authorization"] = api_key.header()
+            self.headers["Authorization"] = api_key.header()
         self._media = media_exchange(
-            config, self._headers, reached=lambda: reachability.reached()
+            config, self.headers, reached=lambda: reachability.reached()
         )
         self._session: aiohttp.ClientSession | None = None
         self.tally = self._new_tally()
@@ -78,36 +83,32 @@ class Exchange:
         if self._session is not None:
             await self._session.close()
 
-    # -- the request ---------------------------------------------------------------
-    def body(self, index: int) -> bytes:
-        """Sample ``index``'s request body, built on first use and kept."""
-        body = self.bodies.get(index)
-        if body is None:
-            body = build_body(self.config, self._prompts.prompt(index))
-            self.bodies[index] = body
-        return body
-
-    def forget(self, index: int) -> None:
-        self.bodies.pop(index, None)
-
+    # -- the exchange ----------------------------------------------------------------
     async def send(
-        self, url: str, index: int, sink: CompletionSink, ids: np.ndarray, keep: bool
+        self,
+        url: str,
+        body: bytes,
+        state: StreamState,
+        sink: FirstToken,
+        ids: Any,
+        headers: dict[str, str] | None = None,
     ) -> StreamOutcome:
-        """Post sample ``index`` to ``url``; raises for any answer that fails it.
+        """Post ``body`` to ``url``; raises for any answer that fails it.
 
-        The first streamed text goes to ``sink.first_token`` as it arrives; ``keep``
-        keeps the answer's text (accuracy log, client-side token count).
+        ``state`` reads the streamed answer; on its first non-empty fragment
+        ``sink.first_token(ids)`` is called as it arrives. ``headers`` replace
+        ``self.headers`` (which they should include) for this request.
         """
-        body = self.body(index)
         loop = asyncio.get_running_loop()
         t = self.config.timeouts
         start = loop.time()
         total = start + t.total_s if t.total_s else None
         first = start + t.first_token_s if t.first_token_s else None
-        state = StreamState(keep_text=keep)
         try:
             async with asyncio.timeout_at(_earliest(first, total)) as scope:
-                outcome = await self._post(url, body, sink, ids, state, scope, total)
+                outcome = await self._post(
+                    url, body, headers, sink, ids, state, scope, total
+                )
         except aiohttp.ConnectionTimeoutError:  # a TimeoutError too: tell it apart
             raise SUTTimeoutError(
                 f"timeout: no connection within {t.connect_s:g} s"
@@ -128,8 +129,9 @@ class Exchange:
         self,
         url: str,
         body: bytes,
-        sink: CompletionSink,
-        ids: np.ndarray,
+        headers: dict[str, str] | None,
+        sink: FirstToken,
+        ids: Any,
         state: StreamState,
         scope: asyncio.Timeout,
         total: float | None,
@@ -139,7 +141,9 @@ class Exchange:
             return await self._media.exchange(
                 self._session, url, body, sink, ids, state, scope, total
             )
-        async with self._session.post(url, data=body, headers=self._headers) as resp:
+        async with self._session.post(
+            url, data=body, headers=self.headers if headers is None else headers
+        ) as resp:
             self.reachability.reached()
             if resp.status != 200:
                 raise HttpStatusError(resp.status, await resp.read())
@@ -153,23 +157,19 @@ class Exchange:
             return state.finish()
 
     # -- the count -----------------------------------------------------------------
-    def complete(
-        self, outcome: StreamOutcome, ids: np.ndarray, sink: CompletionSink, want: bool
-    ) -> None:
-        """Count ``outcome``'s tokens and complete the sample (with its data if wanted)."""
-        n_tokens = count_tokens(outcome, self.tokenizer, self.tally)
+    def count(self, outcome: StreamOutcome) -> tuple[int, str]:
+        """A completed answer's output tokens and their source (``token_count``)."""
         self.completed += 1
-        data = [response_bytes(outcome)] if want else None
-        sink.complete(ids, n_tokens=n_tokens, data=data)
+        return count_tokens(outcome, self.tokenizer, self.tally)
 
-    def fail(self, exc: BaseException, ids: np.ndarray, sink: CompletionSink) -> None:
-        """Fail the sample with ``exc``'s one-line reason (a failure is never the run's)."""
+    def reason(self, exc: BaseException) -> str:
+        """``exc``'s one-line failure reason, key redacted; counted."""
         self.reachability.failed(exc)
         reason = failure_reason(exc)
         if self._key is not None:
             reason = self._key.redact(reason)
         self.failures[reason] += 1
-        sink.fail(ids, reason)
+        return reason
 
     def counts(self) -> dict[str, Any]:
         """Completed and failed samples, the commonest reasons, the token tally."""
@@ -189,6 +189,48 @@ class Exchange:
     def _new_tally(self) -> TokenTally:
         name = self.tokenizer.name if self.tokenizer is not None else None
         return TokenTally(tokenizer=name)
+
+
+class SampleExchange(Exchange):
+    """The run's samples: sample ``index``'s body built from ``prompts`` once,
+    its answer completed or failed on the run's ``CompletionSink``."""
+
+    def __init__(
+        self,
+        config: OpenAIConfig,
+        prompts: PromptSource,
+        reachability: Reachability,
+        *,
+        api_key: ApiKey | None = None,
+    ) -> None:
+        super().__init__(config, reachability, api_key=api_key)
+        self._prompts = prompts
+        self.bodies: dict[int, bytes] = {}  # by sample index, built once
+
+    def body(self, index: int) -> bytes:
+        """Sample ``index``'s request body, built on first use and kept."""
+        body = self.bodies.get(index)
+        if body is None:
+            body = build_body(self.config, self._prompts.prompt(index))
+            self.bodies[index] = body
+        return body
+
+    def forget(self, index: int) -> None:
+        self.bodies.pop(index, None)
+
+    def complete(
+        self, outcome: StreamOutcome, ids: np.ndarray, sink: CompletionSink, want: bool
+    ) -> None:
+        """Count ``outcome``'s tokens and complete the sample (with its data if wanted)."""
+        # count_tokens inline, not self.count: one call less per request.
+        n_tokens, _ = count_tokens(outcome, self.tokenizer, self.tally)
+        self.completed += 1
+        data = [response_bytes(outcome)] if want else None
+        sink.complete(ids, n_tokens=n_tokens, data=data)
+
+    def fail(self, exc: BaseException, ids: np.ndarray, sink: CompletionSink) -> None:
+        """Fail the sample with ``exc``'s one-line reason (a failure is never the run's)."""
+        sink.fail(ids, self.reason(exc))
 
 
 def failure_reason(exc: BaseException) -> str:

@@ -1,9 +1,10 @@
 """The in-process transport of the HTTP client: an event loop in its own thread.
 
 ``issue_query`` hands each batch to the loop with one cross-thread call and
-returns; every sample becomes one task that runs its ``Exchange`` (one request,
-its first token, completion or failure to the sink). A failed request is a
-failed sample, never an exception: the run goes on. Worker processes and Ray
+returns; every sample becomes one task that runs its exchange
+(``SampleExchange``: one request, its first token, completion or failure to
+the sink). A failed request is a failed sample, never an exception: the run
+goes on. Worker processes and Ray
 actors each run one of these (``remote_agent``).
 """
 
@@ -19,11 +20,12 @@ import numpy as np
 from infermeter.clock import Clock, MonotonicClock
 from infermeter.loadgen.interfaces import CompletionSink, QueryBatch
 from infermeter.suts.fleet import Fleet
-from infermeter.suts.http_exchange import Exchange
+from infermeter.suts.http_exchange import SampleExchange
 from infermeter.suts.http_wire import new_event_loop
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig
 from infermeter.suts.prompts import PromptSource
 from infermeter.suts.reachability import Reachability
+from infermeter.suts.sse import StreamState
 
 
 class OpenAIHttpSUT:
@@ -50,7 +52,9 @@ class OpenAIHttpSUT:
         self._url = config.endpoint
         self._fleet = Fleet(config, prompts) if len(config.urls) > 1 else None
         self.reachability = Reachability(config.unreachable_after_s, self._clock)
-        self.exchange = Exchange(config, prompts, self.reachability, api_key=api_key)
+        self.exchange = SampleExchange(
+            config, prompts, self.reachability, api_key=api_key
+        )
         self._sent_ids: list[int] = []
         self._sent_ns: list[int] = []
         self._tasks: set[asyncio.Task[None]] = set()
@@ -199,7 +203,9 @@ class OpenAIHttpSUT:
         self._sent_ids.append(sid)
         self._sent_ns.append(self._clock.now_ns())
         try:
-            outcome = await exchange.send(url, index, sink, ids, keep)
+            outcome = await exchange.send(
+                url, exchange.body(index), StreamState(keep_text=keep), sink, ids
+            )
         except asyncio.CancelledError:
             # Closed after the run ended (completion timeout, interrupt): the
             # sample stays "never completed", as the run's summary counted it.

@@ -26,15 +26,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
-import numpy as np
 
 from infermeter.errors import SUTProtocolError
-from infermeter.loadgen.interfaces import CompletionSink
 from infermeter.suts.http_wire import HttpStatusError
 from infermeter.suts.openai_media import MEDIA_APIS, multipart_content_type
 from infermeter.suts.openai_request import OpenAIConfig
 from infermeter.suts.sse import (
     DONE,
+    FirstToken,
     SSEDecoder,
     StreamOutcome,
     StreamState,
@@ -199,8 +198,8 @@ class MediaExchange:
         session: aiohttp.ClientSession,
         url: str,
         body: bytes,
-        sink: CompletionSink,
-        ids: np.ndarray,
+        sink: FirstToken,
+        ids: Any,
         state: StreamState,
         scope: asyncio.Timeout,
         total: float | None,
@@ -225,8 +224,8 @@ class MediaExchange:
     async def _stream(
         self,
         resp: aiohttp.ClientResponse,
-        sink: CompletionSink,
-        ids: np.ndarray,
+        sink: FirstToken,
+        ids: Any,
         state: StreamState,
         scope: asyncio.Timeout,
         total: float | None,

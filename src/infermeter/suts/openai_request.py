@@ -31,15 +31,21 @@ class ApiKey:
         self._value = value.strip()
 
     @classmethod
-    def load(cls, *, env: str | None = None, file: str | None = None) -> ApiKey | None:
-        """Read the key from environment variable ``env`` or from ``file``."""
+    def load(
+        cls,
+        *,
+        env: str | None = None,
+        file: str | None = None,
+        file_hint: str = "--sut-opt api_key_file=PATH",
+    ) -> ApiKey | None:
+        """Read the key from environment variable ``env`` or from ``file``
+        (``file_hint``: how the user names the file, for the error's fix)."""
         if env:
             value = os.environ.get(env)
             if not value:
                 raise ConfigError(
                     f"Environment variable {env!r} is not set or empty; "
-                    "export it, or name a file that holds the key with "
-                    "--sut-opt api_key_file=PATH"
+                    f"export it, or name a file that holds the key with {file_hint}"
                 )
             return cls(value)
         if file:

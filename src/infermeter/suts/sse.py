@@ -8,11 +8,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from infermeter.errors import SUTProtocolError
 
 DONE = b"[DONE]"
+
+
+class FirstToken(Protocol):
+    """Who hears of an answer's first token: a run's ``CompletionSink`` (``ids``
+    its samples), or an agentic turn's stopwatch."""
+
+    def first_token(self, ids: Any, /) -> object: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,12 +283,20 @@ class StreamState:
         if event.finish_reason:
             self._finish = event.finish_reason
         self.token_events += event.token_events
+        if self._keep_text:
+            self._keep(event, message.data)
         if not event.has_fragment:
             return False
-        if self._keep_text:
-            self._parts.append(event.text + event.reasoning + event.tool)
         self.fragments += 1
         return self.fragments == 1
+
+    def _keep(self, event: ChunkEvent, data: bytes) -> None:
+        """Keep what the chunk said (only when asked: the plain path keeps nothing).
+
+        A subclass that needs the answer's parts apart overrides this
+        (``chat_answer.ChatAnswer``); ``data`` is the chunk's JSON.
+        """
+        self._parts.append(event.text + event.reasoning + event.tool)
 
 
 def parse_body(body: bytes) -> StreamOutcome:

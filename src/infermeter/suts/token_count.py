@@ -210,8 +210,8 @@ def is_estimate(counts: dict[str, Any]) -> bool:
 
 def count_tokens(
     outcome: StreamOutcome, tokenizer: Tokenizer | None, tally: TokenTally
-) -> int:
-    """The sample's output-token count, updating ``tally``."""
+) -> tuple[int, str]:
+    """The answer's output-token count and its source, updating ``tally``."""
     local = tokenizer.count(outcome.text) if tokenizer is not None else None
     if outcome.usage_tokens is not None:
         tally.from_usage += 1
@@ -219,12 +219,12 @@ def count_tokens(
             tally.both_samples += 1
             tally.usage_tokens += outcome.usage_tokens
             tally.tokenizer_tokens += local
-        return outcome.usage_tokens
+        return outcome.usage_tokens, USAGE
     if local is not None:
         tally.from_tokenizer += 1
-        return local
+        return local, TOKENIZER
     if outcome.streamed:
         tally.from_delta_events += 1
-        return outcome.token_events
+        return outcome.token_events, DELTA_EVENTS
     tally.from_responses += 1
-    return outcome.token_events
+    return outcome.token_events, RESPONSES

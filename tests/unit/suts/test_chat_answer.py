@@ -1,4 +1,5 @@
-"""ChatAnswer: an agentic answer rebuilt from stream bytes split anywhere."""
+"""ChatAnswer: an agentic answer rebuilt from stream bytes split anywhere,
+counted by the same named sources as any sample."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from infermeter.errors import SUTProtocolError
 from infermeter.suts.agentic_http import chat_turn_body
 from infermeter.suts.chat_answer import ChatAnswer
+from infermeter.suts.token_count import TokenTally, count_tokens
 from infermeter.workloads.agentic.turns import TurnRequest
 
 
@@ -45,46 +47,44 @@ STREAM = _sse(
 def test_tool_calls_join_by_index_wherever_the_bytes_split(cut: int) -> None:
     answer = ChatAnswer()
     firsts = [answer.feed(STREAM[:cut]), answer.feed(STREAM[cut:])]
-    answer.close()
+    outcome = answer.finish()
     assert firsts.count(True) == 1  # the first reasoning fragment, once
     assert answer.reasoning_text == "let me look" and answer.text == "done"
     calls = answer.tool_calls()
     assert [c["id"] for c in calls] == ["a", "b"]
     args = [json.loads(c["function"]["arguments"]) for c in calls]
     assert args == [{"command": "ls"}, {"command": "git diff"}]
-    turn = answer.turn_answer(0.25)
+    tokens, source = count_tokens(outcome, None, TokenTally())
+    turn = answer.turn_answer(tokens, source, 0.25)
     assert (turn.output_tokens, turn.token_source, turn.ttft_s) == (9, "usage", 0.25)
     assert turn.message()["tool_calls"] == calls
+    # the joined text a tokenizer would re-count: reasoning, tool deltas, text
+    assert outcome.text == "let me lookbash" + 'bash{"co' + '{"command": "ls"}' + (
+        'mmand": "git diff"}done'
+    )
 
 
 def test_without_usage_tokens_are_the_token_bearing_chunks() -> None:
     answer = ChatAnswer()
     answer.feed(_sse({"role": "assistant"}, {"reasoning": "r"}, {"content": "t"}))
-    answer.close()
-    turn = answer.turn_answer(None)
+    tally = TokenTally()
+    tokens, source = count_tokens(answer.finish(), None, tally)
+    turn = answer.turn_answer(tokens, source, None)
     assert (turn.output_tokens, turn.token_source) == (2, "delta_events")
-    assert turn.reasoning == "r"
+    assert turn.reasoning == "r" and tally.from_delta_events == 1
 
 
-def test_a_whole_body_and_a_cut_stream() -> None:
-    answer = ChatAnswer()
-    message = {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {"id": "x", "type": "function",
-             "function": {"name": "bash", "arguments": {"command": "ls"}}},
-        ],
-    }  # fmt: skip
-    body = {"choices": [{"message": message}], "usage": {"completion_tokens": 4}}
-    answer.whole(json.dumps(body).encode())
-    assert json.loads(answer.tool_calls()[0]["function"]["arguments"]) == {
-        "command": "ls"
-    }
+def test_a_stream_cut_short_or_a_server_error_fails_as_any_stream() -> None:
     cut = ChatAnswer()
     cut.feed(b'data: {"choices": [{"delta": {"content": "a"}}]}\n\n')
     with pytest.raises(SUTProtocolError, match="ended before"):
-        cut.close()
+        cut.finish()
+    error = ChatAnswer()
+    with pytest.raises(SUTProtocolError, match="server error in stream: overloaded"):
+        error.feed(b'data: {"error": {"message": "overloaded"}}\n\n')
+    late = ChatAnswer()
+    with pytest.raises(SUTProtocolError, match="data after"):
+        late.feed(b"data: [DONE]\n\n" + _sse({"content": "x"}))
 
 
 def test_the_turn_body_carries_messages_tools_and_the_benchmarks_fields() -> None:
