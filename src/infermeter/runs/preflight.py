@@ -21,7 +21,7 @@ from typing import Any
 
 from infermeter.errors import SUTConnectionError, SUTError
 from infermeter.suts.openai_media import API_PATHS, MEDIA_APIS
-from infermeter.suts.openai_request import ApiKey, OpenAIConfig, build_body
+from infermeter.suts.openai_request import ApiKey, OpenAIConfig, build_body, redact
 from infermeter.suts.prompts import PromptSource
 from infermeter.suts.sse import StreamOutcome, StreamState, parse_body
 from infermeter.suts.token_count import DELTA_EVENTS, RESPONSES, TOKENIZER, USAGE
@@ -76,7 +76,24 @@ def preflight(
     config: OpenAIConfig, prompts: PromptSource, key: ApiKey | None = None
 ) -> PreflightReport:
     """Check the endpoint (each replica of a fleet); raise ``SUTConnectionError``
-    (one line) when one cannot serve. The report is the first replica's."""
+    (one line) when one cannot serve. The report is the first replica's.
+
+    Every line it says passes through ``redact`` here: servers and gateways echo
+    the ``Authorization`` header in their errors, and these lines reach the
+    console, run.json and the store.
+    """
+    try:
+        report = _preflight(config, prompts, key)
+    except SUTError as exc:
+        raise type(exc)(redact(str(exc), key)) from None
+    report.notes = [redact(line, key) for line in report.notes]
+    report.warnings = [redact(line, key) for line in report.warnings]
+    return report
+
+
+def _preflight(
+    config: OpenAIConfig, prompts: PromptSource, key: ApiKey | None
+) -> PreflightReport:
     headers = {"Content-Type": "application/json"}
     if key is not None:
         headers["Authorization"] = key.header()
@@ -84,12 +101,12 @@ def preflight(
     for url in config.urls:
         one = dataclasses.replace(config, url=url, replica_urls=())
         report = PreflightReport(endpoint=one.endpoint)
-        _check_models(one, report, headers, key)
+        _check_models(one, report, headers)
         if config.api in MEDIA_APIS:
             # A probe would be a whole transcription, image or video job.
             report.notes.append(f"no probe request for the {config.api} API")
         else:
-            _probe(one, prompts, report, headers, key)
+            _probe(one, prompts, report, headers)
         reports.append(report)
     return reports[0]
 
@@ -99,10 +116,9 @@ def _check_models(
     config: OpenAIConfig,
     report: PreflightReport,
     headers: dict[str, str],
-    key: ApiKey | None,
 ) -> None:
     url = api_base(config) + "/models"
-    answer = _fetch(url, None, headers, CHECK_TIMEOUT_S, key)
+    answer = _fetch(url, None, headers, CHECK_TIMEOUT_S)
     if answer.status != 200:
         report.notes.append(
             f"the model list ({url}) could not be read (HTTP {answer.status}); "
@@ -130,11 +146,10 @@ def _probe(
     prompts: PromptSource,
     report: PreflightReport,
     headers: dict[str, str],
-    key: ApiKey | None,
 ) -> None:
     body = _probe_body(config, prompts)
     start = time.perf_counter()
-    answer = _fetch(config.endpoint, body, headers, PROBE_TIMEOUT_S, key)
+    answer = _fetch(config.endpoint, body, headers, PROBE_TIMEOUT_S)
     duration = time.perf_counter() - start
     _judge_status(config, report, answer)
     if answer.status != 200:
@@ -267,7 +282,6 @@ def _fetch(
     body: bytes | None,
     headers: dict[str, str],
     timeout_s: float,
-    key: ApiKey | None,
 ) -> _Answer:
     request = urllib.request.Request(url, data=body, headers=headers)
     try:
@@ -280,10 +294,10 @@ def _fetch(
         return _Answer(exc.code, content_type, exc.read())
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
-        raise SUTConnectionError(_unreachable(url, reason, timeout_s, key)) from None
+        raise SUTConnectionError(_unreachable(url, reason, timeout_s)) from None
 
 
-def _unreachable(url: str, reason: object, timeout_s: float, key: ApiKey | None) -> str:
+def _unreachable(url: str, reason: object, timeout_s: float) -> str:
     if isinstance(reason, ConnectionRefusedError):
         why = "connection refused: is the server running, on this port?"
     elif isinstance(reason, socket.timeout | TimeoutError):
@@ -292,8 +306,7 @@ def _unreachable(url: str, reason: object, timeout_s: float, key: ApiKey | None)
         why = f"unknown host ({reason.strerror})"
     else:
         why = str(reason)
-    text = f"cannot reach {url}: {why}"
-    return key.redact(text) if key is not None else text
+    return f"cannot reach {url}: {why}"
 
 
 def _refuse_html(answer: _Answer, url: str) -> None:
