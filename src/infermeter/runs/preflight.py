@@ -15,6 +15,7 @@ import json
 import socket
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -158,8 +159,11 @@ def _probe(
     try:
         outcome = _outcome(config, answer)
     except SUTError as exc:
+        _refuse_foreign(config, str(exc))
         report.warnings.append(f"the probe's answer could not be read: {exc}")
         return
+    if not (outcome.token_events or outcome.usage_tokens or outcome.finish_reason):
+        _refuse_foreign(config, "no choices, usage or finish reason")
     source = _source(config, outcome)
     report.probe = Probe(
         streamed=outcome.streamed,
@@ -194,12 +198,8 @@ def _judge_status(
             f"{text[:120]}); pass --model {_hint(report)}"
         )
     if status == 404:
-        hint = (
-            "; add /v1 to --url, e.g. " + config.url.rstrip("/") + "/v1"
-            if "/v1" not in config.url
-            else "; check --url and --api"
-        )
-        raise SUTConnectionError(f"{where} answered HTTP 404 (no such path){hint}")
+        hint = _v1_hint(config.url) or "check --url and --api"
+        raise SUTConnectionError(f"{where} answered HTTP 404 (no such path); {hint}")
     if status in (401, 403):
         raise SUTConnectionError(
             f"{where} refused the request (HTTP {status}): pass the key with "
@@ -307,6 +307,28 @@ def _unreachable(url: str, reason: object, timeout_s: float) -> str:
     else:
         why = str(reason)
     return f"cannot reach {url}: {why}"
+
+
+def _refuse_foreign(config: OpenAIConfig, why: str) -> None:
+    """A 200 answer not in OpenAI's shape from a URL without ``/v1``: a server's
+    own API on the same path (llama-server's native ``/completions``). Every
+    request of the run would fail to parse, so the run does not start."""
+    hint = _v1_hint(config.url)
+    if hint:
+        raise SUTConnectionError(
+            f"{config.endpoint} answered, but not in the OpenAI format ({why}); {hint}"
+        )
+
+
+def _v1_hint(url: str) -> str:
+    """How to reach the OpenAI API when ``url`` does not name ``/v1`` (else "")."""
+    parts = urllib.parse.urlsplit(url.rstrip("/"))
+    if "/v1" in parts.path:
+        return ""
+    if not parts.path or parts.path == "/":
+        return f"add /v1 to --url, e.g. {url.rstrip('/')}/v1"
+    base = urllib.parse.urlunsplit((parts.scheme, parts.netloc, "/v1", "", ""))
+    return f"point --url at the OpenAI API base, e.g. {base}"
 
 
 def _refuse_html(answer: _Answer, url: str) -> None:
