@@ -50,6 +50,15 @@ class HttpStatusError(Exception):
         super().__init__(f"HTTP {status}: {text}" if text else f"HTTP {status}")
 
 
+# A pooled connection idle this long is closed, not reused: servers drop idle
+# keep-alive connections after a few seconds (cpp-httplib in llama-server,
+# uvicorn and Node after 5 s), and a request written into one just as the
+# server drops it is lost unsent ("Can not write request body"). aiohttp's own
+# limit (15 s) is past theirs. Below one request per 4 s a connection, each
+# request opens its own (a LAN connect: well under a millisecond).
+KEEPALIVE_S = 4.0
+
+
 class OpenAIHttpSUT:
     """Sends each sample to ``/v1/completions`` or ``/v1/chat/completions``.
 
@@ -203,7 +212,10 @@ class OpenAIHttpSUT:
         if self.config.max_in_flight:
             self._slots = asyncio.Semaphore(self.config.max_in_flight)
         connector = aiohttp.TCPConnector(
-            limit=self.config.max_connections, limit_per_host=0, ttl_dns_cache=300
+            limit=self.config.max_connections,
+            limit_per_host=0,
+            ttl_dns_cache=300,
+            keepalive_timeout=KEEPALIVE_S,
         )
         self._session = aiohttp.ClientSession(
             connector=connector,
