@@ -136,6 +136,14 @@ def issue_lateness(rec: RecordsLike) -> Figure:
     return figure
 
 
+def _load_label(point: dict[str, float]) -> str:
+    if point.get("concurrency"):
+        return f"concurrency {point['concurrency']:.0f}"
+    if point.get("rate"):
+        return f"rate {point['rate']:g}/s"
+    return "load ?"
+
+
 def pareto(points: list[dict[str, float]], title: str) -> Figure:
     """Throughput vs per-user speed; a step function through the sorted points."""
     ordered = sorted(points, key=lambda p: p["tps_per_user"])
@@ -147,7 +155,7 @@ def pareto(points: list[dict[str, float]], title: str) -> Figure:
             "line": {"shape": "hv"},
             "x": [p["tps_per_user"] for p in ordered],
             "y": [p["system_tps"] for p in ordered],
-            "text": [f"concurrency {p.get('concurrency', '?')}" for p in ordered],
+            "text": [_load_label(p) for p in ordered],
         }
     ]
     return {"data": data, "layout": _layout(title, "tokens/s per user", "tokens/s")}

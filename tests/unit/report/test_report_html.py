@@ -108,6 +108,28 @@ def test_sweep_points_and_pareto(tmp_path):
     assert pareto["data"][0]["y"] == [600.0, 100.0]
 
 
+def test_a_non_streamed_sweep_is_reported_with_its_load_on_each_point(tmp_path):
+    # What ``sweep --sut-opt stream=false`` writes: no TPOT, a latency and lengths.
+    sweep = tmp_path / "sweep"
+    for name, concurrency, latency_ms in (("00_c1", 1, 10.0), ("01_c4", 4, 20.0)):
+        folder = sweep / name / "performance"
+        folder.mkdir(parents=True)
+        data = {
+            "tps": 400.0 * concurrency / latency_ms,
+            "ttft": {"total": 0},
+            "tpot": {"total": 0},
+            "latency": {"percentiles": {"90": latency_ms * 1e6}},
+            "output_sequence_lengths": {"avg": 4.0},
+            "run_config": {"load": {"mode": "concurrency", "concurrency": concurrency}},
+        }
+        (folder / "result_summary.json").write_text(json.dumps(data))
+    points = sweep_points(sweep)
+    # 4 tokens in 10 ms and 20 ms: 400 and 200 tokens/s for one user.
+    assert [p["tps_per_user"] for p in points] == [400.0, 200.0]
+    pareto = _charts(build_report([], sweeps=[sweep]))[0]["figure"]
+    assert pareto["data"][0]["text"] == ["concurrency 4", "concurrency 1"]
+
+
 def test_empty_sweep_is_one_line(tmp_path):
     (tmp_path / "s" / "p").mkdir(parents=True)
     (tmp_path / "s" / "p" / "result_summary.json").write_text("{}")
