@@ -7,10 +7,10 @@ ns, like its ``duration_ns``; per-user speed is 1000 / TPOT p90 in ms.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from infermeter import jsonfile
 from infermeter.errors import StoreError
 
 
@@ -38,8 +38,8 @@ def _point_dirs(path: Path) -> list[Path]:
 
 def _load(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        data = jsonfile.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
         raise StoreError(f"{str(path)!r} is unreadable ({exc}).") from None
     if not isinstance(data, dict):
         raise StoreError(f"{str(path)!r} is not a JSON object.")
