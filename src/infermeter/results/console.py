@@ -8,7 +8,7 @@ from typing import Any
 from rich.table import Table
 
 from infermeter.formatting import format_number
-from infermeter.results.compare import Comparison
+from infermeter.results.compare import Comparison, system_name
 from infermeter.results.cost import Cost
 from infermeter.results.diff import DiffResult
 from infermeter.results.published import PublishedResult
@@ -106,7 +106,11 @@ def comparison_table(comparison: Comparison) -> Table:
         "% per acc. (derived)",
     ):
         table.add_column(column, overflow="fold")
-    acc = f"{run.accelerators or '?'}x {run.accelerator or 'unknown'}"
+    acc = (
+        f"{run.accelerators or '?'}x {run.accelerator}"
+        if run.accelerator
+        else "not known (--gpu, --gpus)"
+    )
     table.add_row(
         f"this run ({run.label})",
         run.run_id,
@@ -122,7 +126,7 @@ def comparison_table(comparison: Comparison) -> Table:
         p = row.published
         table.add_row(
             f"[{row.footnote}] {p.result_id}",
-            f"{p.submitter} {p.system}",
+            system_name(p),
             p.benchmark,  # -99 and -99.9 rows of one system differ here
             f"{p.total_accelerators}x {p.accelerator}"
             + (f" ({p.accelerator_variant})" if p.accelerator_variant else ""),
