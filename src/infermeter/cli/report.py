@@ -61,7 +61,8 @@ def report_command(
     extras = {
         r.run_id: _extras(r, **options)
         for r in runs
-        if compare or (compare is None and run_figure(r, gpu=gpu).accelerator)
+        if compare
+        or (compare is None and run_figure(r, gpu=gpu, gpus=gpus).accelerator)
     }
     target = output or (runs[0].path if runs else paths[0]) / "report.html"
     write_report(build_report(runs, sweeps=sweeps, extras=extras), target)

@@ -120,7 +120,13 @@ def sweep_command(
     ray: RayAddress = None,
     ray_actors: RayActors = None,
     seed: Annotated[int, typer.Option(min=0, help="Seed of arrivals and prompts.")] = 0,
-    out: Annotated[Path | None, typer.Option(help="Folder for the results.")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Folder for the results [default: runs/sweep-<time>]."),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option(help="Replace a sweep already in --out (its points too).")
+    ] = False,
     metrics_url: Annotated[
         list[str],
         typer.Option(help="Prometheus /metrics to scrape per point ('off': none)."),
@@ -147,7 +153,11 @@ def sweep_command(
         metrics_urls,
         parse_key_values,
     )
-    from infermeter.runs.endpoint_sweep import SweepRequest, execute_sweep
+    from infermeter.runs.endpoint_sweep import (
+        SweepRequest,
+        default_sweep_dir,
+        execute_sweep,
+    )
     from infermeter.runs.load import LoadSpec
     from infermeter.runs.sweep import Limits
 
@@ -180,10 +190,11 @@ def sweep_command(
         output_tokens=output_tokens,
         prompts=prompts,
         trace=trace,
-        out_dir=out,
+        out_dir=out or default_sweep_dir(),
         metrics_urls=metrics_urls(metrics_url),
         metrics_interval_s=metrics_interval_s(metrics_interval),
         preflight=preflight,
+        force=force,
     )
     result = execute_sweep(request, on_note=_note)
     for note in request.notes:
@@ -195,6 +206,7 @@ def sweep_command(
         )
     else:
         _render(rows, result.peak_rate)
+    _note(f"Sweep folder: {request.out_dir} (infermeter report {request.out_dir})")
     code = _exit_code(rows)
     if code:
         raise typer.Exit(code)
@@ -255,4 +267,6 @@ def _cell(row: dict[str, Any], key: str) -> str:
     value = row.get(key)
     if value is None:
         return "n/a" if key in NOT_MEASURED else ""
+    if key == "concurrency" and isinstance(value, float) and value.is_integer():
+        return str(int(value))  # users, not a measurement: "4", not "4.0"
     return str(value)

@@ -136,6 +136,15 @@ def issue_lateness(rec: RecordsLike) -> Figure:
     return figure
 
 
+def _dominated(p: dict[str, float], points: list[dict[str, float]]) -> bool:
+    return any(
+        q["tps_per_user"] >= p["tps_per_user"]
+        and q["system_tps"] >= p["system_tps"]
+        and (q["tps_per_user"], q["system_tps"]) != (p["tps_per_user"], p["system_tps"])
+        for q in points
+    )
+
+
 def _load_label(point: dict[str, float]) -> str:
     if point.get("concurrency"):
         return f"concurrency {point['concurrency']:.0f}"
@@ -145,17 +154,29 @@ def _load_label(point: dict[str, float]) -> str:
 
 
 def pareto(points: list[dict[str, float]], title: str) -> Figure:
-    """Throughput vs per-user speed; a step function through the sorted points."""
+    """Throughput vs per-user speed: every point, labelled with its load, and
+    the Pareto front (no other point is faster for each user and in total)."""
     ordered = sorted(points, key=lambda p: p["tps_per_user"])
+    front = [p for p in ordered if not _dominated(p, ordered)]
     data = [
         {
             "type": "scatter",
             "mode": "lines+markers",
-            "name": "sweep",
+            "name": "Pareto front",
             "line": {"shape": "hv"},
+            "x": [p["tps_per_user"] for p in front],
+            "y": [p["system_tps"] for p in front],
+            "text": [_load_label(p) for p in front],
+        },
+        {
+            "type": "scatter",
+            "mode": "markers+text",
+            "name": "every point",
+            "textposition": "top center",
+            "marker": {"symbol": "circle-open", "size": 10},
             "x": [p["tps_per_user"] for p in ordered],
             "y": [p["system_tps"] for p in ordered],
             "text": [_load_label(p) for p in ordered],
-        }
+        },
     ]
     return {"data": data, "layout": _layout(title, "tokens/s per user", "tokens/s")}

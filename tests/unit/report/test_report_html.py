@@ -130,6 +130,16 @@ def test_a_non_streamed_sweep_is_reported_with_its_load_on_each_point(tmp_path):
     assert pareto["data"][0]["text"] == ["concurrency 4", "concurrency 1"]
 
 
+def test_the_pareto_chart_marks_the_front_and_labels_every_point(tmp_path):
+    sweep = tmp_path / "sweep"
+    _point(sweep / "c1", 100.0, 10.0, endpoints=True)
+    _point(sweep / "c2", 80.0, 20.0, endpoints=True)  # slower for each and in total
+    _point(sweep / "c8", 600.0, 20.0, endpoints=False)
+    front, every = _charts(build_report([], sweeps=[sweep]))[0]["figure"]["data"]
+    assert (front["name"], every["name"]) == ("Pareto front", "every point")
+    assert front["y"] == [600.0, 100.0] and sorted(every["y"]) == [80.0, 100.0, 600.0]
+
+
 def test_empty_sweep_is_one_line(tmp_path):
     (tmp_path / "s" / "p").mkdir(parents=True)
     (tmp_path / "s" / "p" / "result_summary.json").write_text("{}")

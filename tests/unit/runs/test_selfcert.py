@@ -61,3 +61,20 @@ def test_percentiles_and_cpu_meter() -> None:
     with CpuMeter() as meter:
         sum(i * i for i in range(200_000))
     assert meter.cpu_s > 0 and meter.wall_s > 0
+
+
+def test_one_late_send_of_a_few_is_an_outlier_not_a_bottleneck() -> None:
+    # 8 requests at 1/s: the first opened its connection (14 ms); p99 is the max.
+    scheduled = np.arange(8, dtype=np.int64) * 1_000_000_000
+    sent = scheduled + 200_000
+    sent[0] += 14_000_000
+    cert = certify(
+        scheduled_ns=scheduled, issued_ns=scheduled, sent_ns=sent, cpu_s=0.01, wall_s=8
+    )
+    assert cert.send_lateness_ns["p99"] > 1_000_000
+    assert not cert.client_bound and cert.reasons == []
+    sent[1] += 14_000_000  # two late: the client did fall behind
+    cert = certify(
+        scheduled_ns=scheduled, issued_ns=scheduled, sent_ns=sent, cpu_s=0.01, wall_s=8
+    )
+    assert cert.client_bound
