@@ -11,8 +11,11 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
+from infermeter.errors import SUTConnectionError
+from infermeter.runs.preflight import preflight
 from infermeter.servers.background import ThreadedServer
-from infermeter.suts.openai_request import ApiKey, redact
+from infermeter.suts.openai_request import ApiKey, OpenAIConfig, redact
+from infermeter.suts.prompts import SyntheticPrompts
 from tests.cli_main import run_main
 
 pytestmark = pytest.mark.integration
@@ -130,3 +133,37 @@ def test_redact_hides_the_key_and_any_bearer_token() -> None:
     assert out.startswith('{"authorization": "Bearer ***", "proxy": "bearer ***"}')
     # Without a key the bearer tokens still go.
     assert redact("Authorization: Bearer abc.def", None) == "Authorization: Bearer ***"
+
+
+class _Refusing:
+    """Answers 401 to every request, echoing the header it got."""
+
+    def build(self) -> web.Application:
+        async def refuse(request: web.Request) -> web.Response:
+            auth = request.headers.get("Authorization", "none")
+            return web.Response(status=401, text=f"invalid key: {auth}")
+
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", refuse)
+        return app
+
+
+@pytest.mark.parametrize("with_key", [True, False])
+def test_a_401_says_the_key_was_refused_when_one_was_sent(with_key: bool) -> None:
+    server = ThreadedServer(_Refusing())
+    url = server.start()
+    try:
+        with pytest.raises(SUTConnectionError) as caught:
+            preflight(
+                OpenAIConfig(url=url, model="m"),
+                SyntheticPrompts(1),
+                ApiKey(KEY) if with_key else None,
+            )
+    finally:
+        server.stop()
+    message = str(caught.value)
+    assert "HTTP 401" in message and KEY not in message
+    if with_key:
+        assert "the key sent was refused" in message and "pass the key" not in message
+    else:
+        assert "pass the key with --api-key-env VAR" in message

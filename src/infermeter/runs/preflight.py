@@ -152,7 +152,7 @@ def _probe(
     start = time.perf_counter()
     answer = _fetch(config.endpoint, body, headers, PROBE_TIMEOUT_S)
     duration = time.perf_counter() - start
-    _judge_status(config, report, answer)
+    _judge_status(config, report, answer, headers)
     if answer.status != 200:
         return
     _refuse_html(answer, config.endpoint)
@@ -186,7 +186,10 @@ def _probe_body(config: OpenAIConfig, prompts: PromptSource) -> bytes:
 
 
 def _judge_status(
-    config: OpenAIConfig, report: PreflightReport, answer: _Answer
+    config: OpenAIConfig,
+    report: PreflightReport,
+    answer: _Answer,
+    headers: dict[str, str],
 ) -> None:
     status, text = answer.status, answer.text()
     if status == 200:
@@ -201,10 +204,12 @@ def _judge_status(
         hint = _v1_hint(config.url) or "check --url and --api"
         raise SUTConnectionError(f"{where} answered HTTP 404 (no such path); {hint}")
     if status in (401, 403):
-        raise SUTConnectionError(
-            f"{where} refused the request (HTTP {status}): pass the key with "
-            "--api-key-env VAR"
+        fix = (
+            "the key sent was refused: check it is this server's, and still valid"
+            if "Authorization" in headers
+            else "pass the key with --api-key-env VAR"
         )
+        raise SUTConnectionError(f"{where} refused the request (HTTP {status}): {fix}")
     if 400 <= status < 500:
         raise SUTConnectionError(
             f"{where} rejected the probe request (HTTP {status}: {text[:160]}); "
