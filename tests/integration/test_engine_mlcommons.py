@@ -196,3 +196,25 @@ def test_unknown_engine_is_a_usage_error(tmp_path: Path) -> None:
     )
     assert isinstance(result.exception, ConfigError)
     assert str(result.exception) == "Unknown engine 'cpp'. Known: native, mlcommons"
+
+
+def test_missing_wheel_fails_before_the_endpoints_preflight(tmp_path: Path) -> None:
+    # Nothing listens on port 9: a preflight would say "cannot reach" first.
+    code = (
+        "import sys; sys.modules['mlperf_loadgen'] = None; "
+        "from infermeter.cli.main import main; main()"
+    )
+    args = ["run", "--engine", "mlcommons", "--sut", "openai", "--url",
+            "http://127.0.0.1:9/v1", "--model", "m", "--output-dir",
+            str(tmp_path / "r"), "--store", str(tmp_path / "s.db")]  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 1, result.stderr
+    assert "pip install mlcommons-loadgen" in result.stderr
+    assert "cannot reach" not in result.stderr and "preflight" not in result.stderr
+    assert not (tmp_path / "r").exists()

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.clock import Clock, MonotonicClock
-from infermeter.compat.official import OfficialOutcome, run_official
+from infermeter.compat.official import OfficialOutcome, load_official, run_official
 from infermeter.errors import ConfigError, InfermeterError
 from infermeter.loadgen.budget import check_phase_memory
 from infermeter.loadgen.conf import (
@@ -193,6 +193,8 @@ def execute(
         raise ConfigError(
             f"Unknown engine {request.engine!r}. Known: native, mlcommons"
         )
+    if request.engine == "mlcommons":
+        load_official()  # a missing wheel is one line before any preflight or load
     bench = _benchmark(request.benchmark)
     if request.sut == "sim":
         from infermeter.runs.sim_endpoint import with_sim_defaults
