@@ -353,7 +353,7 @@ def _before_load(
         config = getattr(sut, "config", None)
         checks = check_endpoint(request.sut_options, qsl, on_note, config)
     performance = settings.mode in (Mode.PERFORMANCE_ONLY, Mode.SUBMISSION_RUN)
-    if on_note is not None and request.sut == "openai" and performance:
+    if on_note is not None and performance:  # every SUT: how long it will take
         on_note(f"planned run: {planned_run(eff, qsl.total_sample_count)}")
     return checks
 
