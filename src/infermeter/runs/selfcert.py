@@ -181,7 +181,7 @@ def certify(
             f"remote clients' clock offset uncertain by {clock_error_ns / 1e6:.3f} ms > "
             f"{bounds.lateness_p99_ns / 1e6:g} ms"
         )
-    advice = [more_advice, "or lower the request rate / concurrency"] if reasons else []
+    advice = _advice(reasons, fraction, workers, more_advice)
     return ClientCertification(
         send_lateness_ns=send,
         issue_lateness_ns=issue,
@@ -193,3 +193,25 @@ def certify(
         advice=advice,
         clock_error_ns=clock_error_ns,
     )
+
+
+# Below this share of its cores the client had time to spare: late sends were
+# the machine's CPU going elsewhere, not the client falling behind.
+IDLE_CLIENT_FRACTION = 0.5
+
+
+def _advice(
+    reasons: list[str], fraction: float, workers: int, more_advice: str
+) -> list[str]:
+    if not reasons:
+        return []
+    lateness_only = all(r.startswith("send lateness") for r in reasons)
+    if lateness_only and fraction < IDLE_CLIENT_FRACTION * workers:
+        # More client processes would not help: they wait for the same cores.
+        return [
+            f"the client used {fraction:.0%} of {workers} core(s), so its sends "
+            "waited for a CPU busy elsewhere (a server or another process on this "
+            "machine); run on a quieter machine or one with more cores, or lower "
+            "the request rate / concurrency"
+        ]
+    return [more_advice, "or lower the request rate / concurrency"]

@@ -78,3 +78,21 @@ def test_one_late_send_of_a_few_is_an_outlier_not_a_bottleneck() -> None:
         scheduled_ns=scheduled, issued_ns=scheduled, sent_ns=sent, cpu_s=0.01, wall_s=8
     )
     assert cert.client_bound
+
+
+def test_late_sends_from_an_idle_client_blame_the_busy_machine_not_the_client() -> None:
+    # A server on the same two cores held the CPU: the client used 8 % of a core.
+    scheduled = np.arange(200, dtype=np.int64) * 10_000_000
+    sent = scheduled + 100_000
+    sent[::20] += 300_000_000  # 5 % of sends 300 ms late
+    cert = certify(
+        scheduled_ns=scheduled, issued_ns=scheduled, sent_ns=sent, cpu_s=0.16, wall_s=2
+    )
+    assert cert.client_bound
+    assert len(cert.advice) == 1 and "busy elsewhere" in cert.advice[0]
+    assert "--workers" not in cert.advice[0]
+    # A client that used its core: more client processes are the advice.
+    busy = certify(
+        scheduled_ns=scheduled, issued_ns=scheduled, sent_ns=sent, cpu_s=1.9, wall_s=2
+    )
+    assert "--workers" in busy.advice[0]
