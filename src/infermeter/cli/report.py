@@ -10,8 +10,6 @@ import typer
 from rich.console import Console
 
 from infermeter.cli.main import app
-from infermeter.report.html import build_report, write_report
-from infermeter.report.sweep import is_sweep
 from infermeter.results.compare import run_figure
 from infermeter.results.runfolder import RunFolder, load_run
 from infermeter.results.service import compare_run
@@ -55,6 +53,10 @@ def report_command(
 
       infermeter report runs/a runs/b sweeps/llama -o report.html --gpu h100-sxm --gpus 8
     """
+    # Imported here: ``infermeter --help`` loads no report code.
+    from infermeter.report.html import build_report, write_report
+    from infermeter.report.sweep import is_sweep
+
     sweeps = [p for p in paths if is_sweep(p)]
     runs = [load_run(p) for p in paths if p not in sweeps]
     options = {"gpu": gpu, "gpus": gpus, "prices": prices, "store": store}

@@ -13,17 +13,20 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
 import numpy as np
 
+from infermeter.errors import MissingDependencyError
 from infermeter.formatting import format_figure, format_number
 from infermeter.outfile import replacing
 from infermeter.report import charts, server_charts
 from infermeter.report.model import RunLike
 from infermeter.report.sweep import sweep_points
 from infermeter.throughput import definition, format_rate
+
+if TYPE_CHECKING:
+    import jinja2
 
 UNVERIFIED = "infermeter result (unverified): not verified by MLCommons Association"
 MAX_RESPONSES = 5
@@ -32,6 +35,11 @@ MAX_RESPONSE_CHARS = 600
 
 @cache
 def _environment() -> jinja2.Environment:
+    # Imported here: report rendering is the [report] extra, not the core.
+    try:
+        import jinja2
+    except ImportError:
+        raise MissingDependencyError("jinja2", "report") from None
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("infermeter.report", "templates"),
         autoescape=True,
@@ -44,7 +52,10 @@ def _environment() -> jinja2.Environment:
 
 @cache
 def _plotly_js() -> str:
-    from plotly.offline import get_plotlyjs
+    try:
+        from plotly.offline import get_plotlyjs
+    except ImportError:
+        raise MissingDependencyError("plotly", "report") from None
 
     return str(get_plotlyjs())
 
