@@ -136,6 +136,28 @@ def issue_lateness(rec: RecordsLike) -> Figure:
     return figure
 
 
+def with_bound(figure: Figure, bound_ms: float | None) -> Figure:
+    """``figure`` with the bound its series is judged on drawn as a dashed line."""
+    if bound_ms is None:
+        return figure
+    layout = figure["layout"]
+    layout["shapes"] = [
+        *layout.get("shapes", []),
+        {
+            "type": "line", "x0": bound_ms, "x1": bound_ms, "y0": 0, "y1": 1,
+            "yref": "paper", "line": {"color": "#8a1313", "dash": "dash", "width": 2},
+        },
+    ]  # fmt: skip
+    layout["annotations"] = [
+        *layout.get("annotations", []),
+        {
+            "x": bound_ms, "y": 1, "yref": "paper", "text": f"bound {bound_ms:g} ms",
+            "showarrow": False, "xanchor": "left", "font": {"color": "#8a1313"},
+        },
+    ]  # fmt: skip
+    return figure
+
+
 def _dominated(p: dict[str, float], points: list[dict[str, float]]) -> bool:
     return any(
         q["tps_per_user"] >= p["tps_per_user"]

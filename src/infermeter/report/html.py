@@ -21,6 +21,7 @@ from infermeter.errors import MissingDependencyError
 from infermeter.formatting import format_figure, format_number
 from infermeter.outfile import replacing
 from infermeter.report import charts, server_charts
+from infermeter.report.headline import headline, latency_bounds_ms, sut_name
 from infermeter.report.model import RunLike
 from infermeter.report.sweep import sweep_points
 from infermeter.throughput import definition, format_rate
@@ -76,15 +77,25 @@ def _run_charts(run: RunLike, prefix: str) -> list[dict[str, Any]]:
         return []
     tokens = "tokens_per_second" in (run.meta.get("metrics") or {})
     latency = {"latency": _ms(rec.latency_ns())}
+    bound = latency_bounds_ms(run.meta).get("latency")
     figures = [
-        charts.cdf(latency, "Latency CDF", "ms"),
-        charts.histogram(latency, "Latency histogram", "ms"),
+        charts.with_bound(charts.cdf(latency, "Latency CDF", "ms"), bound),
+        charts.with_bound(charts.histogram(latency, "Latency histogram", "ms"), bound),
     ]
     ttft, tpot = _ms(rec.ttft_ns()), rec.tpot_ns() / 1e6
+    bounds = latency_bounds_ms(run.meta)
     if tokens and ttft.size:  # answers that were not streamed have no TTFT
-        figures.append(charts.histogram({"TTFT": ttft}, "TTFT", "ms"))
+        figures.append(
+            charts.with_bound(
+                charts.histogram({"TTFT": ttft}, "TTFT", "ms"), bounds.get("TTFT")
+            )
+        )
     if tokens and tpot.size:
-        figures.append(charts.histogram({"TPOT": tpot}, "TPOT", "ms"))
+        figures.append(
+            charts.with_bound(
+                charts.histogram({"TPOT": tpot}, "TPOT", "ms"), bounds.get("TPOT")
+            )
+        )
     figures += [
         charts.throughput_over_time(rec, tokens),
         charts.in_flight_over_time(rec),
@@ -191,7 +202,8 @@ def _run_context(run: RunLike, index: int, extras: Mapping[str, Any]) -> dict[st
         "benchmark": meta.get("benchmark"),
         "scenario": meta.get("scenario"),
         "mode": meta.get("mode"),
-        "sut": f"{sut.get('kind', '')} {sut.get('name', '')}".strip() if sut else "",
+        "sut": sut_name(sut),
+        "headline": headline(meta, extras.get("comparison")),
         "started_at": meta.get("started_at"),
         "verdict": meta.get("verdict") or {},
         "accuracy": meta.get("accuracy")

@@ -173,3 +173,26 @@ def test_cli_report_with_comparison_and_cost(tmp_path):
     assert "result ID v4.1-0043" in html and "per_million_tokens" in html
     assert "result ID v4.1-0046" not in html
     assert "not verified by MLCommons" in html
+
+
+def test_the_headline_puts_the_figure_and_p99s_beside_their_bounds_first(tmp_path):
+    folder = write_run(tmp_path / "r", scenario="Server", sut_kind="openai")
+    doc = json.loads((folder / "run.json").read_text())
+    doc["sut"]["name"] = "openai"  # the kind and the name alike: said once
+    doc["settings"]["requested"] = {"ttft_latency": 2_000_000_000, "tpot_latency": 1}
+    (folder / "run.json").write_text(json.dumps(doc))
+    html = build_report([load_run(folder)])
+    head = html[html.index('<div class="headline">') :]
+    head = head[: head.index("</div></div>")]
+    assert head.index("tokens/s") < head.index("TTFT p99") < head.index("TPOT p99")
+    assert '"figure ok"><span class="value">' in head  # TTFT within 2 s
+    assert '"figure over"><span class="value">' in head  # TPOT over 1 ns
+    assert "bound 2,000 ms" in head
+    assert html.index('class="headline"') < html.index("<h3>Metrics</h3>")
+    assert "SUT openai ·" in html and "openai openai" not in html
+    ttft = next(
+        c["figure"]
+        for c in _charts(html)
+        if c["figure"]["layout"]["title"]["text"] == "TTFT"
+    )
+    assert [s["x0"] for s in ttft["layout"]["shapes"]] == [2000.0]
