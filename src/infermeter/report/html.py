@@ -48,6 +48,7 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["num"] = format_number
     env.filters["figure"] = format_figure
+    env.filters["plain"] = plain
     return env
 
 
@@ -96,6 +97,13 @@ def _run_charts(run: RunLike, prefix: str) -> list[dict[str, Any]]:
                 charts.histogram({"TPOT": tpot}, "TPOT", "ms"), bounds.get("TPOT")
             )
         )
+    lengths = rec.n_tokens[rec.ok]
+    if tokens and lengths.size and lengths.max() > 0:
+        figures.append(
+            charts.histogram(
+                {"output": lengths.astype(np.float64)}, "Output length", "tokens"
+            )
+        )
     figures += [
         charts.throughput_over_time(rec, tokens),
         charts.in_flight_over_time(rec),
@@ -105,6 +113,24 @@ def _run_charts(run: RunLike, prefix: str) -> list[dict[str, Any]]:
         figures += server_charts.figures(scraped)
     figures.append(charts.issue_lateness(rec))
     return [{"id": f"{prefix}-{i}", "figure": f} for i, f in enumerate(figures)]
+
+
+def plain(value: object) -> str:
+    """A run.json value as a person reads it: no Python reprs (``None``,
+    ``[]``, ``{'numpy': '2.1'}``)."""
+    if value is None or value == [] or value == {}:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return format_number(value)
+    if isinstance(value, dict):
+        return "; ".join(f"{k} {plain(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return ", ".join(plain(v) for v in value)
+    return str(value)
 
 
 def _responses(path: Path) -> list[str]:

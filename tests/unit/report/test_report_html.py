@@ -35,6 +35,7 @@ def test_report_embeds_plotly_and_one_chart_per_view(tmp_path):
         "Latency histogram",
         "TTFT",
         "TPOT",
+        "Output length",
         "Throughput (tokens/s)",
         "Requests in flight",
         "Issue lateness",
@@ -196,3 +197,27 @@ def test_the_headline_puts_the_figure_and_p99s_beside_their_bounds_first(tmp_pat
         if c["figure"]["layout"]["title"]["text"] == "TTFT"
     )
     assert [s["x0"] for s in ttft["layout"]["shapes"]] == [2000.0]
+
+
+def test_no_chart_for_a_series_that_never_moved_and_no_python_reprs(tmp_path):
+    from infermeter.report import server_charts
+
+    def series(key: str, values: list[float | None]) -> dict:
+        t = [float(i) for i in range(len(values))]
+        return {"key": key, "title": key, "unit": "n", "source": 0, "t_s": t,
+                "values": values}  # fmt: skip
+
+    data = {
+        "sources": [{"url": "http://x/metrics"}],
+        "series": [series("running", [0, 3, 2]), series("preemptions", [0, 0, None])],
+    }
+    titles = [f["layout"]["title"]["text"] for f in server_charts.figures(data)]
+    assert titles == ["running"]  # preemptions stayed 0: no empty chart
+    folder = write_run(tmp_path / "r", gpu=None)
+    html = build_report([load_run(folder)])
+    env = html[html.index("<h3>Environment</h3>") :]
+    env = env[: env.index("</table>")]
+    assert "None" not in env and "{'" not in env and "[]" not in env
+    assert "<th>gpu</th><td>-</td>" in env and "numpy " in env
+    charts = [c["figure"]["layout"]["title"]["text"] for c in _charts(html)]
+    assert "Output length" in charts
