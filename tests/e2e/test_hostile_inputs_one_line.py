@@ -94,3 +94,10 @@ def test_control_bytes_in_a_conf_key_are_shown_escaped(tmp_path: Path) -> None:
     conf.write_text("abc\x1b[31m = 1\n")
     line = _one_line(_run_with_conf(tmp_path, conf), "user.conf:1", "abc\\x1b[31m")
     assert "\x1b" not in line
+
+
+@pytest.mark.parametrize("command", ["predict", "calibrate"])
+def test_a_round_this_machine_lacks_says_where_to_get_it(command: str) -> None:
+    done = run_main("model", command, "--results", "v9.9")
+    line = _one_line(done, "round v9.9", "inference_results_v9.9", "--results PATH")
+    assert "/shared/" not in line  # a path an installed infermeter never has

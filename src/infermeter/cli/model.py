@@ -123,11 +123,11 @@ def predict_command(
         predict_rows,
     )
 
-    target = load_results(results)
+    target = load_results(_present(results))
     try:
         coef = load_coefficients(fit)
     except NotCoefficients:  # a coefficients file's own errors say what is wrong
-        fit_rows = load_results([fit])
+        fit_rows = load_results(_present([fit]))
         coef = calibrate_rows(
             fit_rows.rows, f"refitted on {' + '.join(fit_rows.rounds)}"
         )
@@ -183,7 +183,7 @@ def calibrate_command(
         raise ConfigError(
             f"Unknown --holdout {holdout!r}. Known: system, benchmark, none."
         )
-    data = load_results(results or ["v4.1", "v5.1"])
+    data = load_results(_present(results or ["v4.1", "v5.1"]))
     coef = calibrate_rows(data.rows)
     if write is not None:
         _merge_write(write, coef, data.source)
@@ -345,3 +345,26 @@ def _spec_records(kind: str, file: Path | None) -> list[dict[str, Any]]:
         )
     table_data = accelerators(file) if kind == "accelerators" else models(file)
     return [dataclasses.asdict(v) for v in table_data.values()]
+
+
+def _present(sources: list[str]) -> list[str]:
+    """``sources``, where a round name ("v5.1") names a file this machine has.
+
+    A round is read from a checkout's shared data folder, which an installed
+    infermeter has not: say where to get the file instead of naming a path
+    the user never had.
+    """
+    from infermeter.errors import ConfigError
+    from infermeter.perfmodel.published import round_file
+
+    for source in sources:
+        path = round_file(source)
+        if str(path) != source and not path.is_file():
+            tag = path.stem.removeprefix("summary_results_")
+            raise ConfigError(
+                f"No results of round {tag} on this machine (looked for {path.name} "
+                "beside the checkout); download summary_results.json from "
+                f"github.com/mlcommons/inference_results_{tag} and pass "
+                "--results PATH"
+            )
+    return sources
