@@ -14,6 +14,7 @@ from rich.progress import (
     Progress,
     TextColumn,
     TimeElapsedColumn,
+    TimeRemainingColumn,
 )
 from rich.table import Table
 
@@ -89,14 +90,7 @@ def print_run(
         )
         _print(report, json_output)
         return report
-    bar = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-    )
+    bar = progress_bar()
     with bar:
         task = bar.add_task(label, total=None)
 
@@ -113,6 +107,20 @@ def print_run(
         report = execute(request, progress=progress, on_phase=on_phase, on_note=note)
     _print(report, json_output)
     return report
+
+
+def progress_bar() -> Progress:
+    """The TTY bar: samples done, time elapsed and the time left at the pace so far."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+    )
 
 
 def _print(report: RunReport, json_output: bool) -> None:
