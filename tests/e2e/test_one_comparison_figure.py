@@ -70,3 +70,16 @@ def test_a_fake_run_gets_no_comparison_in_its_report_unless_asked(
     assert "% of published" in text and "not known (--gpu, --gpus)" in text
     assert "Best match" not in text and "?x unknown" not in text
     assert "NVIDIA NVIDIA" not in text
+
+
+def test_the_comparison_table_fits_80_columns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("INFERMETER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("COLUMNS", "80")
+    folder = write_run(tmp_path / "r", sut_kind="sim", sut_params=SIM)
+    done = run_main("compare", str(folder))
+    assert done.code == 0, done.output
+    table = [line for line in done.stdout.splitlines() if line[:1] in "┏┃│┡└"]
+    assert table and max(len(line) for line in table) <= 80
+    assert "…" not in done.stdout and "(-99)" in done.stdout

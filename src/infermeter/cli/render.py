@@ -171,12 +171,12 @@ def render_report(report: RunReport) -> None:
 
 def _print_sim_comparison(report: RunReport) -> None:
     # A simulated run is placed beside the published rows of the system it simulates.
-    from infermeter.results.console import comparison_table
+    from infermeter.results.console import WRAP, comparison_table
     from infermeter.runs.sim_endpoint import sim_comparison
 
     comparison = sim_comparison(report.folder, report.document)
     console.print(f"This run: {comparison.run.label}.", markup=False)
-    print_table(console, comparison_table(comparison))
+    print_table(console, comparison_table(comparison), wrap=WRAP)
     for line in comparison.footnotes + comparison.notes:
         console.print(line, markup=False)
 

@@ -244,7 +244,7 @@ def _render(rows: list[dict[str, Any]], peak: float | None) -> None:
         table.add_column(key, justify="right")
     for row in rows:
         table.add_row(*(_cell(row, k) for k in keys))
-    console = Console(width=160)
+    console = Console(highlight=False)
     print_table(console, table)
     console.print(f"system_tps: {SWEEP}", markup=False, highlight=False)
     for row in rows:
