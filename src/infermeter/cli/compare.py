@@ -87,4 +87,4 @@ def compare_command(
     for line in result.comparison.footnotes + result.comparison.notes:
         out.print(line, highlight=False, markup=False)
     if result.cost:
-        print_table(out, view.cost_table(result.cost))
+        print_table(out, view.cost_table(result.cost), wrap=("value",))
