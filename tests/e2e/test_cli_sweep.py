@@ -96,7 +96,8 @@ def test_rate_sweep_table_and_limits(url: str) -> None:
     ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert "Endpoint curve" in result.output and "False" in result.output
+    assert "Endpoint curve" in result.output and "meets" in result.output
+    assert " no " in result.output  # a 1 ms TTFT limit: no point meets it
 
 
 def test_sweep_needs_exactly_one_mode(url: str) -> None:
@@ -262,8 +263,9 @@ def _small_sweep(url: str, levels: str, *extra: str) -> list[str]:
 
 
 def test_a_sweep_without_out_writes_a_default_folder_and_says_so(
-    url: str, tmp_path: Path
+    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
     done = run_main(*_small_sweep(url, "1,2"))
     assert done.code == 0, done.output
     folders = list((tmp_path / "runs").glob("sweep-*"))
@@ -277,9 +279,11 @@ def test_a_sweep_without_out_writes_a_default_folder_and_says_so(
     assert lines[1].startswith("point 1 of 2: concurrency 1: 4 completed, 0 failed")
     assert lines[2] == "point 2 of 2: concurrency 2: running"
     assert "tokens/s" in lines[3] and "TTFT p90" in lines[3]
-    # The table says concurrency as users: "2", not "2.0".
+    # The table says concurrency as users: "2", not "2.0"; it fits 80 columns.
     rows = [line for line in done.stdout.splitlines() if "│" in line]
     assert [row.split("│")[1].strip() for row in rows] == ["1", "2"]
+    assert max(len(line) for line in done.stdout.splitlines()) <= 80
+    assert "meets" not in done.stdout  # no --ttft-ms or --tpot-ms: no such column
 
 
 def test_rerunning_into_an_out_needs_force_and_keeps_no_stale_point(

@@ -78,7 +78,8 @@ def print_run(
     label = f"{request.benchmark} {request.scenario.value}"
 
     def note(line: str) -> None:
-        err.print(line, markup=False, soft_wrap=True)
+        # One line per note in a log; wrapped at words on a terminal.
+        err.print(line, markup=False, soft_wrap=not err.is_terminal)
 
     if not err.is_terminal:
         lines = ProgressLines(label)

@@ -205,7 +205,8 @@ def sweep_command(
             json.dumps({"peak_rate": result.peak_rate, "points": rows}, indent=2)
         )
     else:
-        _render(rows, result.peak_rate)
+        limits = request.limits
+        _render(rows, result.peak_rate, limited=bool(limits.ttft_ms or limits.tpot_ms))
     _note(f"Sweep folder: {request.out_dir} (infermeter report {request.out_dir})")
     code = _exit_code(rows)
     if code:
@@ -213,7 +214,9 @@ def sweep_command(
 
 
 def _note(line: str) -> None:
-    Console(stderr=True, highlight=False).print(line, markup=False, soft_wrap=True)
+    out = Console(stderr=True, highlight=False)
+    # One line per note in a log; wrapped at words on a terminal.
+    out.print(line, markup=False, soft_wrap=not out.is_terminal)
 
 
 def _exit_code(rows: list[dict[str, Any]]) -> int:
@@ -226,27 +229,28 @@ def _exit_code(rows: list[dict[str, Any]]) -> int:
     return EXIT_ERROR if len(empty) == len(rows) else EXIT_INVALID
 
 
-def _render(rows: list[dict[str, Any]], peak: float | None) -> None:
+def _render(
+    rows: list[dict[str, Any]], peak: float | None, *, limited: bool = False
+) -> None:
     table = Table(title="Endpoint curve (infermeter results, unverified)")
+    # The load's own column only (a concurrency sweep has no target rate), and
+    # "meets limits" only where --ttft-ms or --tpot-ms set some: 80 columns.
     keys = [
-        "concurrency",
-        "target_rate",
-        "system_tps",
-        "tps_per_user",
-        "ttft_p90_ms",
-        "tpot_p90_ms",
-        "failed",
-        "pareto",
-        "meets_limits",
-        "client_bound",
+        k
+        for k in HEADERS
+        if (
+            k not in ("concurrency", "target_rate")
+            or any(row.get(k) not in (None, 0, 0.0) for row in rows)
+        )
+        and (k != "meets_limits" or limited)
     ]
     for key in keys:
-        table.add_column(key, justify="right")
+        table.add_column(HEADERS[key], justify="right")
     for row in rows:
         table.add_row(*(_cell(row, k) for k in keys))
     console = Console(highlight=False)
     print_table(console, table)
-    console.print(f"system_tps: {SWEEP}", markup=False, highlight=False)
+    console.print(f"tokens/s: {SWEEP}", markup=False, highlight=False)
     for row in rows:
         reasons = row.get("failure_reasons") or {}
         if reasons:
@@ -261,6 +265,19 @@ def _render(rows: list[dict[str, Any]], peak: float | None) -> None:
 
 
 NOT_MEASURED = ("tps_per_user", "ttft_p90_ms", "tpot_p90_ms")
+# Headers that wrap at their spaces (80 columns); --json keeps the keys.
+HEADERS = {
+    "concurrency": "users",
+    "target_rate": "rate /s",
+    "system_tps": "tokens/s",
+    "tps_per_user": "tokens/s per user",
+    "ttft_p90_ms": "TTFT p90 ms",
+    "tpot_p90_ms": "TPOT p90 ms",
+    "failed": "failed",
+    "pareto": "Pareto",
+    "meets_limits": "meets limits",
+    "client_bound": "client bound",
+}
 
 
 def _cell(row: dict[str, Any], key: str) -> str:
@@ -269,4 +286,6 @@ def _cell(row: dict[str, Any], key: str) -> str:
         return "n/a" if key in NOT_MEASURED else ""
     if key == "concurrency" and isinstance(value, float) and value.is_integer():
         return str(int(value))  # users, not a measurement: "4", not "4.0"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     return str(value)
