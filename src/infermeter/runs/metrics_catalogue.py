@@ -2,7 +2,8 @@
 
 Each series infermeter keeps (running requests, KV-cache usage, ...) lists
 the metric names that carry it in vLLM, SGLang, TGI, TensorRT-LLM (Triton's
-backend), llama.cpp's llama-server (``--metrics``) and NVIDIA's DCGM exporter; the first name an endpoint exports wins.
+backend), llama.cpp's llama-server (``--metrics``) and NVIDIA's DCGM
+exporter; the first name an endpoint exports wins.
 Text is parsed with ``prometheus_client``'s parser. docs/endpoints.md has the
 same table for readers.
 """
