@@ -144,8 +144,8 @@ def token_counts(
     if is_estimate(counts):
         warnings.append(
             f"{counts['description']}: tokens/s and TPOT rest on it; pass "
-            "--sut-opt tokenizer=DIR_OR_NAME (or use a server that sends usage) "
-            "for exact counts"
+            "--sut-opt tokenizer=DIR_OR_NAME for a re-count of the text, or use a "
+            "server that sends usage for the server's own count"
         )
     gap = gap_warning(counts)
     if gap:

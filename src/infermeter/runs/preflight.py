@@ -258,7 +258,8 @@ def _explain(
         report.warnings.append(
             "the server sends no usage in streams: token counts will be estimated "
             "(one per streamed token chunk); pass --sut-opt tokenizer=DIR_OR_NAME "
-            "to count them exactly"
+            "to re-count the answers' text with the model's tokenizer (close, not "
+            "exact: SentencePiece tokenizers may count a token more per answer)"
         )
     elif source == RESPONSES:
         report.warnings.append(
