@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from infermeter.cli.main import EXIT_ERROR, EXIT_INVALID, app, err_console
@@ -196,7 +199,7 @@ def sweep_command(
         preflight=preflight,
         force=force,
     )
-    result = execute_sweep(request, on_note=_note)
+    result = execute_sweep(request, on_note=_note, live=_live_line())
     for note in request.notes:
         err_console.print(f"info: {note}", markup=False)
     rows = result.table()
@@ -211,6 +214,31 @@ def sweep_command(
     code = _exit_code(rows)
     if code:
         raise typer.Exit(code)
+
+
+def _live_line() -> Any:
+    """On a terminal, a line that shows the running point and its time; off a
+    terminal (a log) None: a line as each point starts does instead."""
+    out = Console(stderr=True, highlight=False)
+    if not out.is_terminal:
+        return None
+
+    @contextlib.contextmanager
+    def line(text: str, expected_s: float | None) -> Iterator[None]:
+        of = f"of ~{expected_s:g} s" if expected_s else "until its requests are done"
+        bar = Progress(
+            SpinnerColumn(),
+            TextColumn(f"{text}: running"),
+            TimeElapsedColumn(),
+            TextColumn(of),
+            console=out,
+            transient=True,
+        )
+        with bar:
+            bar.add_task(text, total=None)
+            yield
+
+    return line
 
 
 def _note(line: str) -> None:

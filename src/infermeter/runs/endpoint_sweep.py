@@ -100,8 +100,16 @@ class SweepRequest:
             )
 
 
+# What a terminal shows while a point runs: called with the point's text and
+# its expected length (None: until its requests are done); the context lasts
+# as long as the point.
+LiveLine = Callable[[str, float | None], contextlib.AbstractContextManager[object]]
+
+
 def execute_sweep(
-    request: SweepRequest, on_note: Callable[[str], None] | None = None
+    request: SweepRequest,
+    on_note: Callable[[str], None] | None = None,
+    live: LiveLine | None = None,
 ) -> SweepResult:
     """Run the sweep, search or replay against the endpoint and write the files.
 
@@ -135,7 +143,8 @@ def execute_sweep(
             note(f"preflight: {line}")
     with contextlib.closing(create_http_sut(config, prompts, api_key=key)) as sut:
         run = _scraping(load_runner(sut, count), request, list(config.urls))
-        run = _telling(run, note, len(request.concurrency or request.rates))
+        points = len(request.concurrency or request.rates)
+        run = _telling(run, note, points, live)
         limits, out = request.limits, request.out_dir
         if request.search:
             return find_peak(
@@ -200,9 +209,12 @@ def _sweep_files(folder: Path) -> list[Path]:
 _POINT = re.compile(r"\d{2,}_(c\d+|r[0-9.e+-]+|trace)$")
 
 
-def _telling(run: Runner, note: Callable[[str], None], levels: int) -> Runner:
+def _telling(
+    run: Runner, note: Callable[[str], None], levels: int, live: LiveLine | None
+) -> Runner:
     """``run`` that says each point as it starts and what it measured when done
-    (a search has no known count of points: no "of N")."""
+    (a search has no known count of points: no "of N"), with ``live`` showing
+    it while it runs."""
     count = 0
 
     def told(spec: LoadSpec) -> LoadResult:
@@ -210,9 +222,14 @@ def _telling(run: Runner, note: Callable[[str], None], levels: int) -> Runner:
         count += 1
         of = f" of {levels}" if levels else ""
         what = _load_text(spec)
-        note(f"point {count}{of}: {what}: running")
         start = time.monotonic()
-        result = run(spec)
+        if live is None:
+            note(f"point {count}{of}: {what}: running")
+            result = run(spec)
+        else:
+            expected = None if spec.requests else spec.duration_s or None
+            with live(f"point {count}{of}: {what}", expected):
+                result = run(spec)
         m = result.metrics
         ttft = f", TTFT p90 {m.ttft_p90_ms:.0f} ms" if m.ttft_p90_ms else ""
         note(
