@@ -11,7 +11,7 @@ TORCH_SPEC ?= torch==2.13.0
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e .
+	$(PIP) install -q -e '.[report]'
 	touch $@
 
 $(VENV)/.dev-installed: pyproject.toml

@@ -110,6 +110,8 @@ def write_run(
     responses: list[str] | None = None,
     gpu: Any = None,
     verdict_reasons: tuple[str, ...] = (),
+    sut_kind: str = "fake",
+    sut_params: dict[str, Any] | None = None,
 ) -> Path:
     """Write run.json, records.npz and the MLPerf logs into ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -143,7 +145,11 @@ def write_run(
         "scenario": scenario,
         "mode": "PerformanceOnly",
         "engine": {"name": "native", "version": "0.1.0"},
-        "sut": {"kind": "fake", "name": sut_name, "params": {"note": sut_name}},
+        "sut": {
+            "kind": sut_kind,
+            "name": sut_name,
+            "params": sut_params if sut_params is not None else {"note": sut_name},
+        },
         "dataset": {"name": "synthetic", "total_sample_count": 1024},
         "settings": {"requested": {}, "effective": {}},
         "verdict": {

@@ -22,6 +22,8 @@ misses a bound is an INVALID verdict, not an exception.
 
 from __future__ import annotations
 
+import re
+
 
 class InfermeterError(Exception):
     """Root of every error infermeter raises on purpose."""
@@ -39,7 +41,20 @@ class ConfFileError(ConfigError):
         self.line_no = line_no
         self.key = key
         self.problem = problem
-        super().__init__(f"{path}:{line_no}: {key}: {problem}")
+        # A key of control bytes would drive the terminal: show them escaped.
+        shown = key if key.isprintable() else ascii(key)[1:-1]
+        super().__init__(f"{path}:{line_no}: {shown}: {_clip_long_words(problem)}")
+
+
+def _clip_long_words(text: str, keep: int = 24) -> str:
+    """``text`` with each run of more than 64 non-blank characters (a value of
+    100,000 digits) cut to its ends and its length: the line stays one line."""
+
+    def clip(match: re.Match[str]) -> str:
+        word = match.group()
+        return f"{word[:keep]}...({len(word):,} characters)...{word[-8:]}"
+
+    return re.sub(r"\S{65,}", clip, text)
 
 
 class DatasetError(InfermeterError):

@@ -135,3 +135,19 @@ def test_unknown_test_and_missing_logs_are_one_line_usage_errors(
         assert message in result.stderr
         assert "Traceback" not in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_test06_refuses_a_sut_that_answers_text_with_one_line(tmp_path: Path) -> None:
+    # The openai SUT logs answer text; TEST06 would read it as int32 token ids.
+    # Refused before any preflight or folder: the URL is never contacted.
+    done = run_main(
+        "run", "--audit", "TEST06", "--sut", "openai", "--url",
+        "http://127.0.0.1:9/v1", "--model", "m", "--benchmark", "llama2-70b",
+        "--scenario", "Offline", "--output-dir", str(tmp_path / "out"),
+        "--store", str(tmp_path / "store.db"),
+    )  # fmt: skip
+    assert done.code == 2, done.output
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "TEST06 checks token ids" in lines[0], done.stderr
+    assert "Traceback" not in done.output
+    assert not (tmp_path / "out").exists()

@@ -16,6 +16,12 @@ from infermeter.servers.mock import MockConfig, MockServer
 pytestmark = pytest.mark.integration
 
 
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A sweep without --out writes runs/sweep-<time> where it runs: here.
+    monkeypatch.chdir(tmp_path)
+
+
 @pytest.fixture(scope="module")
 def fleet() -> Iterator[list[MockServer]]:
     servers = [MockServer(MockConfig(mode="echo")) for _ in range(2)]

@@ -55,3 +55,24 @@ def test_help_ends_with_examples(
     examples = output.rfind("Example")
     assert examples > options > 0, "examples come after the options"
     assert "infermeter" in output[examples:]
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=[" ".join(p) for p in COMMANDS])
+def test_at_80_columns_every_option_name_is_whole(
+    path: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("NO_COLOR", "1")
+    build_command().main(
+        args=[*path, "--help"], prog_name="infermeter", standalone_mode=False
+    )
+    output = capsys.readouterr().out
+    assert max(len(line) for line in output.splitlines()) <= 80
+    assert "…" not in output, [line for line in output.splitlines() if "…" in line]
+    command = build_command()
+    for name in path:
+        command = command.commands[name]  # type: ignore[attr-defined]
+    for param in command.params:
+        for flag in [*param.opts, *param.secondary_opts]:
+            if flag.startswith("--"):
+                assert flag in output, flag

@@ -94,3 +94,17 @@ def test_torch_llm_token_run_is_valid(tmp_path: Path, scenario: str) -> None:
     if scenario == "Server":
         assert metrics["ttft_ns"]["p99"] > 0
         assert metrics["tpot_ns"]["p99"] > 0
+
+
+@pytest.mark.parametrize("sut", ["fake", "null"])
+def test_every_sut_says_its_planned_run(tmp_path: Path, sut: str) -> None:
+    from tests.cli_main import run_main
+
+    done = run_main(
+        "run", "--sut", sut, "--scenario", "Offline", "--min-duration", "0s",
+        "--min-query-count", "8", "--total-sample-count", "8",
+        "--performance-sample-count", "8", "--output-dir", str(tmp_path / "r"),
+        "--store", str(tmp_path / "s.db"),
+    )  # fmt: skip
+    assert done.code == 0, done.output
+    assert "planned run: " in done.stderr

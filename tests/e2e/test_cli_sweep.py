@@ -11,8 +11,15 @@ from typer.testing import CliRunner
 
 from infermeter.cli.main import app
 from infermeter.servers.mock import MockConfig, MockProcess
+from tests.cli_main import run_main
 
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A sweep without --out writes runs/sweep-<time> where it runs: here.
+    monkeypatch.chdir(tmp_path)
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +96,8 @@ def test_rate_sweep_table_and_limits(url: str) -> None:
     ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert "Endpoint curve" in result.output and "False" in result.output
+    assert "Endpoint curve" in result.output and "meets" in result.output
+    assert " no " in result.output  # a 1 ms TTFT limit: no point meets it
 
 
 def test_sweep_needs_exactly_one_mode(url: str) -> None:
@@ -161,7 +169,7 @@ def test_a_sweep_where_every_request_fails_exits_non_zero_with_reasons(
     assert all(len(r["failure_reasons"]) == 1 for r in rows)
     assert all(not r["client_bound"] for r in rows)
     assert "no request completed" in result.stderr
-    table = CliRunner().invoke(app, args[:-1])
+    table = CliRunner().invoke(app, [*args[:-1], "--force"])  # the same --out
     assert table.exit_code == 1
     assert "6 of 6 requests failed: 6 x cannot connect" in table.stdout
 
@@ -246,3 +254,47 @@ def test_a_non_streamed_sweep_shows_ttft_and_tpot_as_not_measured(url: str) -> N
     table = CliRunner().invoke(app, args)
     assert table.exit_code == 0
     assert table.stdout.count("n/a") >= 3
+
+
+def _small_sweep(url: str, levels: str, *extra: str) -> list[str]:
+    return ["sweep", "--url", url, "--model", "m", "--concurrency", levels,
+            "--requests", "4", "--warmup", "0", "--input-tokens", "4",
+            "--output-tokens", "4", *extra]  # fmt: skip
+
+
+def test_a_sweep_without_out_writes_a_default_folder_and_says_so(
+    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    done = run_main(*_small_sweep(url, "1,2"))
+    assert done.code == 0, done.output
+    folders = list((tmp_path / "runs").glob("sweep-*"))
+    assert len(folders) == 1 and (folders[0] / "sweep.json").is_file()
+    name = str(folders[0].relative_to(tmp_path))
+    assert f"sweep: results go to {name}" in done.stderr
+    assert f"Sweep folder: {name}" in done.stderr
+    # A line per point as it starts and as it ends, in order.
+    lines = [line for line in done.stderr.splitlines() if line.startswith("point ")]
+    assert lines[0] == "point 1 of 2: concurrency 1: running"
+    assert lines[1].startswith("point 1 of 2: concurrency 1: 4 completed, 0 failed")
+    assert lines[2] == "point 2 of 2: concurrency 2: running"
+    assert "tokens/s" in lines[3] and "TTFT p90" in lines[3]
+    # The table says concurrency as users: "2", not "2.0"; it fits 80 columns.
+    rows = [line for line in done.stdout.splitlines() if "│" in line]
+    assert [row.split("│")[1].strip() for row in rows] == ["1", "2"]
+    assert max(len(line) for line in done.stdout.splitlines()) <= 80
+    assert "meets" not in done.stdout  # no --ttft-ms or --tpot-ms: no such column
+
+
+def test_rerunning_into_an_out_needs_force_and_keeps_no_stale_point(
+    url: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "s"
+    assert run_main(*_small_sweep(url, "1,2,4", "--out", str(out))).code == 0
+    again = run_main(*_small_sweep(url, "1", "--out", str(out)))
+    assert again.code == 2 and "--force" in again.stderr
+    assert len(list(out.glob("*/performance"))) == 3  # refused: nothing touched
+    (out / "notes.txt").write_text("mine")
+    forced = run_main(*_small_sweep(url, "1", "--out", str(out), "--force"))
+    assert forced.code == 0, forced.output
+    assert sorted(p.name for p in out.iterdir()) == ["00_c1", "notes.txt", "sweep.json"]

@@ -183,3 +183,14 @@ def test_a_trusted_pickle_runs_with_the_flag(tmp_path: Path) -> None:
     )
     assert code in (0, 3), out
     assert "Result:" in out
+
+
+def test_an_empty_folder_as_dataset_is_called_that_not_a_pickle(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    code, out = invoke(
+        "run", "--sut", "fake", "--dataset", str(tmp_path / "data"),
+        "--output-dir", str(tmp_path / "run"), "--store", str(tmp_path / "s.db"),
+    )  # fmt: skip
+    assert code == 2, out
+    assert "is an empty folder" in out and "pickle" not in out
+    assert not (tmp_path / "run").exists()

@@ -159,23 +159,23 @@ def test_cli_engine_flag_and_run_json(tmp_path: Path) -> None:
     )
 
 
-def test_missing_wheel_is_one_line_naming_the_install(tmp_path: Path) -> None:
+# Nothing listens on port 9: a preflight would say "cannot reach" before the wheel.
+DEAD_ENDPOINT = ("--sut", "openai", "--url", "http://127.0.0.1:9/v1", "--model", "m")
+
+
+@pytest.mark.parametrize(
+    "sut", [("--sut", "null"), DEAD_ENDPOINT], ids=["null", "openai"]
+)
+def test_missing_wheel_is_one_line_naming_the_install_before_anything(
+    tmp_path: Path, sut: tuple[str, ...]
+) -> None:
     # A None entry in sys.modules makes ``import mlperf_loadgen`` fail, as if absent.
     code = (
         "import sys; sys.modules['mlperf_loadgen'] = None; "
         "from infermeter.cli.main import main; main()"
     )
-    args = [
-        "run",
-        "--engine",
-        "mlcommons",
-        "--sut",
-        "null",
-        "--output-dir",
-        str(tmp_path / "r"),
-        "--store",
-        str(tmp_path / "s.db"),
-    ]
+    args = ["run", "--engine", "mlcommons", *sut, "--output-dir",
+            str(tmp_path / "r"), "--store", str(tmp_path / "s.db")]  # fmt: skip
     result = subprocess.run(
         [sys.executable, "-c", code, *args],
         capture_output=True,
@@ -188,6 +188,8 @@ def test_missing_wheel_is_one_line_naming_the_install(tmp_path: Path) -> None:
     assert len(lines) == 1, result.stderr
     assert "pip install mlcommons-loadgen" in lines[0]
     assert "infermeter[mlcommons]" in lines[0]
+    assert "cannot reach" not in result.stderr and "preflight" not in result.stderr
+    assert not (tmp_path / "r").exists()
 
 
 def test_unknown_engine_is_a_usage_error(tmp_path: Path) -> None:

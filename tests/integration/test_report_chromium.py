@@ -62,7 +62,7 @@ def test_report_renders_charts_without_console_errors(tmp_path):
     consoles = [line for line in log.splitlines() if ":CONSOLE" in line]
     assert consoles == []
     charts = re.findall(r'<div class="chart[^"]*" id="(run0-\d)"', dom)
-    assert len(charts) == 7
+    assert len(charts) == 8  # latency x2, TTFT, TPOT, output length, 3 over time
     for chart_id in charts:  # every chart div holds a plotly SVG
         start = dom.index(f'id="{chart_id}"')
         assert 'class="main-svg"' in dom[start : start + 20_000], chart_id

@@ -15,3 +15,12 @@ def test_a_line_has_the_counts_and_an_eta_from_the_rate_so_far() -> None:
     )
     assert lines.line(0, 10, 5.0).endswith("ETA unknown")
     assert lines.line(10, 10, 5.0).endswith("finishing")
+
+
+def test_the_tty_bar_shows_the_time_left() -> None:
+    from rich.progress import TimeRemainingColumn
+
+    from infermeter.cli.render import progress_bar
+
+    columns = progress_bar().columns
+    assert any(isinstance(column, TimeRemainingColumn) for column in columns)

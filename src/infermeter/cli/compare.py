@@ -74,8 +74,8 @@ def compare_command(
     if as_json:
         typer.echo(json.dumps(result.as_dict(), indent=2, default=str))
         return
-    out = Console(width=160)
-    print_table(out, view.comparison_table(result.comparison))
+    out = Console(highlight=False)
+    print_table(out, view.comparison_table(result.comparison), wrap=view.WRAP)
     run = result.comparison.run
     if run.unit != "ms":
         tokens = run.unit == "tokens/s"
@@ -87,4 +87,4 @@ def compare_command(
     for line in result.comparison.footnotes + result.comparison.notes:
         out.print(line, highlight=False, markup=False)
     if result.cost:
-        print_table(out, view.cost_table(result.cost))
+        print_table(out, view.cost_table(result.cost), wrap=("value",))

@@ -13,7 +13,10 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from infermeter.cli import help_layout
 from infermeter.errors import ConfigError, InfermeterError
+
+help_layout.install()
 
 EXIT_OK = 0
 EXIT_ERROR = 1

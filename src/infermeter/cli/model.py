@@ -157,7 +157,7 @@ def predict_command(
         predict_anchored,
     )
 
-    target = load_results(results)
+    target = load_results(_present(results))
     fits = fit or [DEFAULT_FIT]
     try:
         if len(fits) > 1:
@@ -165,7 +165,7 @@ def predict_command(
         coef = load_coefficients(fits[0])
         read = fit_rows(coef)
     except NotCoefficients:  # a coefficients file's own errors say what is wrong
-        read = load_results(fits)
+        read = load_results(_present(fits))
         coef = calibrate_rows(read.rows, f"refitted on {' + '.join(read.rounds)}")
     name = f"predict {' + '.join(target.rounds)} from a fit {coef.label}"
     found = anchors_from(read, coef)
@@ -220,7 +220,7 @@ def calibrate_command(
         raise ConfigError(
             f"Unknown --holdout {holdout!r}. Known: system, benchmark, none."
         )
-    data = load_results(results or ["v4.1", "v5.1"])
+    data = load_results(_present(results or ["v4.1", "v5.1"]))
     coef = calibrate_rows(data.rows)
     if write is not None:
         _merge_write(write, coef, data.source)
@@ -382,3 +382,26 @@ def _spec_records(kind: str, file: Path | None) -> list[dict[str, Any]]:
         )
     table_data = accelerators(file) if kind == "accelerators" else models(file)
     return [dataclasses.asdict(v) for v in table_data.values()]
+
+
+def _present(sources: list[str]) -> list[str]:
+    """``sources``, where a round name ("v5.1") names a file this machine has.
+
+    A round is read from a checkout's shared data folder, which an installed
+    infermeter has not: say where to get the file instead of naming a path
+    the user never had.
+    """
+    from infermeter.errors import ConfigError
+    from infermeter.perfmodel.published import round_file
+
+    for source in sources:
+        path = round_file(source)
+        if str(path) != source and not path.is_file():
+            tag = path.stem.removeprefix("summary_results_")
+            raise ConfigError(
+                f"No results of round {tag} on this machine (looked for {path.name} "
+                "beside the checkout); download summary_results.json from "
+                f"github.com/mlcommons/inference_results_{tag} and pass "
+                "--results PATH"
+            )
+    return sources

@@ -14,6 +14,7 @@ from rich.progress import (
     Progress,
     TextColumn,
     TimeElapsedColumn,
+    TimeRemainingColumn,
 )
 from rich.table import Table
 
@@ -78,7 +79,8 @@ def print_run(
     label = f"{request.benchmark} {request.scenario.value}"
 
     def note(line: str) -> None:
-        err.print(line, markup=False, soft_wrap=True)
+        # One line per note in a log; wrapped at words on a terminal.
+        err.print(line, markup=False, soft_wrap=not err.is_terminal)
 
     if not err.is_terminal:
         lines = ProgressLines(label)
@@ -90,14 +92,7 @@ def print_run(
         )
         _print(report, json_output)
         return report
-    bar = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-    )
+    bar = progress_bar()
     with bar:
         task = bar.add_task(label, total=None)
 
@@ -114,6 +109,20 @@ def print_run(
         report = execute(request, progress=progress, on_phase=on_phase, on_note=note)
     _print(report, json_output)
     return report
+
+
+def progress_bar() -> Progress:
+    """The TTY bar: samples done, time elapsed and the time left at the pace so far."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+    )
 
 
 def _print(report: RunReport, json_output: bool) -> None:
@@ -164,12 +173,12 @@ def render_report(report: RunReport) -> None:
 
 def _print_sim_comparison(report: RunReport) -> None:
     # A simulated run is placed beside the published rows of the system it simulates.
-    from infermeter.results.console import comparison_table
+    from infermeter.results.console import WRAP, comparison_table
     from infermeter.runs.sim_endpoint import sim_comparison
 
     comparison = sim_comparison(report.folder, report.document)
     console.print(f"This run: {comparison.run.label}.", markup=False)
-    print_table(console, comparison_table(comparison))
+    print_table(console, comparison_table(comparison), wrap=WRAP)
     for line in comparison.footnotes + comparison.notes:
         console.print(line, markup=False)
 

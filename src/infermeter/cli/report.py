@@ -10,8 +10,7 @@ import typer
 from rich.console import Console
 
 from infermeter.cli.main import app
-from infermeter.report.html import build_report, write_report
-from infermeter.report.sweep import is_sweep
+from infermeter.results.compare import run_figure
 from infermeter.results.runfolder import RunFolder, load_run
 from infermeter.results.service import compare_run
 
@@ -30,7 +29,13 @@ def report_command(
     ] = None,
     gpu: Annotated[str | None, typer.Option(help="The runs' GPU, for cost.")] = None,
     gpus: Annotated[int | None, typer.Option(help="GPUs per run, for cost.")] = None,
-    compare: Annotated[bool, typer.Option(help="Add published rows and cost.")] = True,
+    compare: Annotated[
+        bool | None,
+        typer.Option(
+            help="Add published rows and cost. Default: for runs whose accelerators "
+            "are known (a sim run, --gpu, a local model's GPUs)."
+        ),
+    ] = None,
     prices: Annotated[Path | None, typer.Option(help="Your price TOML.")] = None,
     store: Annotated[Path | None, typer.Option(help="Store file.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable.")] = False,
@@ -48,10 +53,19 @@ def report_command(
 
       infermeter report runs/a runs/b sweeps/llama -o report.html --gpu h100-sxm --gpus 8
     """
+    # Imported here: ``infermeter --help`` loads no report code.
+    from infermeter.report.html import build_report, write_report
+    from infermeter.report.sweep import is_sweep
+
     sweeps = [p for p in paths if is_sweep(p)]
     runs = [load_run(p) for p in paths if p not in sweeps]
     options = {"gpu": gpu, "gpus": gpus, "prices": prices, "store": store}
-    extras = {r.run_id: _extras(r, **options) for r in runs} if compare else {}
+    extras = {
+        r.run_id: _extras(r, **options)
+        for r in runs
+        if compare
+        or (compare is None and run_figure(r, gpu=gpu, gpus=gpus).accelerator)
+    }
     target = output or (runs[0].path if runs else paths[0]) / "report.html"
     write_report(build_report(runs, sweeps=sweeps, extras=extras), target)
     if as_json:

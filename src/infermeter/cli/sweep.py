@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from infermeter.cli.main import EXIT_ERROR, EXIT_INVALID, app, err_console
@@ -120,7 +123,13 @@ def sweep_command(
     ray: RayAddress = None,
     ray_actors: RayActors = None,
     seed: Annotated[int, typer.Option(min=0, help="Seed of arrivals and prompts.")] = 0,
-    out: Annotated[Path | None, typer.Option(help="Folder for the results.")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Folder for the results [default: runs/sweep-<time>]."),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option(help="Replace a sweep already in --out (its points too).")
+    ] = False,
     metrics_url: Annotated[
         list[str],
         typer.Option(help="Prometheus /metrics to scrape per point ('off': none)."),
@@ -147,7 +156,11 @@ def sweep_command(
         metrics_urls,
         parse_key_values,
     )
-    from infermeter.runs.endpoint_sweep import SweepRequest, execute_sweep
+    from infermeter.runs.endpoint_sweep import (
+        SweepRequest,
+        default_sweep_dir,
+        execute_sweep,
+    )
     from infermeter.runs.load import LoadSpec
     from infermeter.runs.sweep import Limits
 
@@ -180,12 +193,13 @@ def sweep_command(
         output_tokens=output_tokens,
         prompts=prompts,
         trace=trace,
-        out_dir=out,
+        out_dir=out or default_sweep_dir(),
         metrics_urls=metrics_urls(metrics_url),
         metrics_interval_s=metrics_interval_s(metrics_interval),
         preflight=preflight,
+        force=force,
     )
-    result = execute_sweep(request, on_note=_note)
+    result = execute_sweep(request, on_note=_note, live=_live_line())
     for note in request.notes:
         err_console.print(f"info: {note}", markup=False)
     rows = result.table()
@@ -194,14 +208,43 @@ def sweep_command(
             json.dumps({"peak_rate": result.peak_rate, "points": rows}, indent=2)
         )
     else:
-        _render(rows, result.peak_rate)
+        limits = request.limits
+        _render(rows, result.peak_rate, limited=bool(limits.ttft_ms or limits.tpot_ms))
+    _note(f"Sweep folder: {request.out_dir} (infermeter report {request.out_dir})")
     code = _exit_code(rows)
     if code:
         raise typer.Exit(code)
 
 
+def _live_line() -> Any:
+    """On a terminal, a line that shows the running point and its time; off a
+    terminal (a log) None: a line as each point starts does instead."""
+    out = Console(stderr=True, highlight=False)
+    if not out.is_terminal:
+        return None
+
+    @contextlib.contextmanager
+    def line(text: str, expected_s: float | None) -> Iterator[None]:
+        of = f"of ~{expected_s:g} s" if expected_s else "until its requests are done"
+        bar = Progress(
+            SpinnerColumn(),
+            TextColumn(f"{text}: running"),
+            TimeElapsedColumn(),
+            TextColumn(of),
+            console=out,
+            transient=True,
+        )
+        with bar:
+            bar.add_task(text, total=None)
+            yield
+
+    return line
+
+
 def _note(line: str) -> None:
-    Console(stderr=True, highlight=False).print(line, markup=False, soft_wrap=True)
+    out = Console(stderr=True, highlight=False)
+    # One line per note in a log; wrapped at words on a terminal.
+    out.print(line, markup=False, soft_wrap=not out.is_terminal)
 
 
 def _exit_code(rows: list[dict[str, Any]]) -> int:
@@ -214,27 +257,28 @@ def _exit_code(rows: list[dict[str, Any]]) -> int:
     return EXIT_ERROR if len(empty) == len(rows) else EXIT_INVALID
 
 
-def _render(rows: list[dict[str, Any]], peak: float | None) -> None:
+def _render(
+    rows: list[dict[str, Any]], peak: float | None, *, limited: bool = False
+) -> None:
     table = Table(title="Endpoint curve (infermeter results, unverified)")
+    # The load's own column only (a concurrency sweep has no target rate), and
+    # "meets limits" only where --ttft-ms or --tpot-ms set some: 80 columns.
     keys = [
-        "concurrency",
-        "target_rate",
-        "system_tps",
-        "tps_per_user",
-        "ttft_p90_ms",
-        "tpot_p90_ms",
-        "failed",
-        "pareto",
-        "meets_limits",
-        "client_bound",
+        k
+        for k in HEADERS
+        if (
+            k not in ("concurrency", "target_rate")
+            or any(row.get(k) not in (None, 0, 0.0) for row in rows)
+        )
+        and (k != "meets_limits" or limited)
     ]
     for key in keys:
-        table.add_column(key, justify="right")
+        table.add_column(HEADERS[key], justify="right")
     for row in rows:
         table.add_row(*(_cell(row, k) for k in keys))
-    console = Console(width=160)
+    console = Console(highlight=False)
     print_table(console, table)
-    console.print(f"system_tps: {SWEEP}", markup=False, highlight=False)
+    console.print(f"tokens/s: {SWEEP}", markup=False, highlight=False)
     for row in rows:
         reasons = row.get("failure_reasons") or {}
         if reasons:
@@ -249,10 +293,27 @@ def _render(rows: list[dict[str, Any]], peak: float | None) -> None:
 
 
 NOT_MEASURED = ("tps_per_user", "ttft_p90_ms", "tpot_p90_ms")
+# Headers that wrap at their spaces (80 columns); --json keeps the keys.
+HEADERS = {
+    "concurrency": "users",
+    "target_rate": "rate /s",
+    "system_tps": "tokens/s",
+    "tps_per_user": "tokens/s per user",
+    "ttft_p90_ms": "TTFT p90 ms",
+    "tpot_p90_ms": "TPOT p90 ms",
+    "failed": "failed",
+    "pareto": "Pareto",
+    "meets_limits": "meets limits",
+    "client_bound": "client bound",
+}
 
 
 def _cell(row: dict[str, Any], key: str) -> str:
     value = row.get(key)
     if value is None:
         return "n/a" if key in NOT_MEASURED else ""
+    if key == "concurrency" and isinstance(value, float) and value.is_integer():
+        return str(int(value))  # users, not a measurement: "4", not "4.0"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     return str(value)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import io
+from collections.abc import Sequence
 
 from rich.cells import cell_len
 from rich.console import Console, RenderableType
@@ -38,11 +39,18 @@ def _widest_cells(table: Table) -> list[RenderableType]:
     return [max(column.cells, key=_width, default="") for column in table.columns]
 
 
-def _hold_widths(table: Table, widest: list[RenderableType]) -> None:
-    """Give every column of ``table`` the width of its widest cell (``widest``)."""
+def _hold_widths(
+    table: Table, widest: list[RenderableType], wrap: Sequence[str] = ()
+) -> None:
+    """Give every column of ``table`` the width of its widest cell (``widest``);
+    a column named in ``wrap`` (names, not figures) only its widest word."""
     for column, cell in zip(table.columns, widest, strict=True):
         words = _text(column.header).split()
-        column.min_width = max(column.min_width or 0, _width(cell), _widest(words))
+        if _text(column.header) in wrap:
+            words += [w for c in column.cells for w in _text(c).split()]
+            column.min_width = max(column.min_width or 0, _widest(words))
+        else:
+            column.min_width = max(column.min_width or 0, _width(cell), _widest(words))
 
 
 def _probe(table: Table, widest: list[RenderableType]) -> Table:
@@ -71,11 +79,12 @@ def _renders_whole(table: Table, width: int) -> bool:
     return bool(tops) and tops[0].endswith(table.box.top_right)
 
 
-def print_table(console: Console, table: Table) -> None:
+def print_table(console: Console, table: Table, *, wrap: Sequence[str] = ()) -> None:
     """Print ``table`` on ``console`` without cutting a cell short: at the
-    terminal's width where it fits whole, else at the narrowest width that does."""
+    terminal's width where it fits whole, else at the narrowest width that does.
+    Columns whose header is in ``wrap`` hold names that may wrap at spaces."""
     widest = _widest_cells(table)
-    _hold_widths(table, widest)
+    _hold_widths(table, widest, wrap)
     width = console.width
     if table.row_count:
         probe = _probe(table, widest)

@@ -12,6 +12,8 @@ import re
 from typing import NamedTuple
 
 U64_MAX = (1 << 64) - 1
+# Most digits a number below 2**64 can have in each base (more: it overflows).
+_U64_DIGITS = {8: 22, 10: 20, 16: 16}
 
 _DEC_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _HEX_FLOAT = re.compile(
@@ -49,6 +51,10 @@ def strtoull_prefix(token: str) -> CPrefix:
         pos += 1
     if pos == start:
         return CPrefix(0, 0, False)
+    significant = token[start:pos].lstrip("0")
+    if len(significant) > _U64_DIGITS[base]:
+        # Past 2**64 for sure: C saturates; int() of 100,000 digits would refuse.
+        return CPrefix(U64_MAX if not negative else 1, pos, True)
     raw = int(token[start:pos], base)
     value = min(raw, U64_MAX)
     if negative:

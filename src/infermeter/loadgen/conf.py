@@ -88,6 +88,12 @@ def load_conf_file(path: str | Path) -> list[ConfEntry]:
             f"Cannot open conf file '{path}' ({exc.strerror}). Pass the path of an "
             "existing mlperf.conf / user.conf."
         ) from exc
+    if b"\0" in raw:
+        # Echoing a binary file's "key" would print its bytes to the terminal.
+        raise ConfigError(
+            f"Conf file '{path}' is not text (it holds NUL bytes); pass an "
+            "mlperf.conf / user.conf"
+        )
     return load_conf_text(raw.decode("utf-8", errors="replace"), str(path))
 
 

@@ -190,4 +190,5 @@ class Summary:
 
 
 def _rate(count: float, seconds: float) -> float:
-    return count / seconds if seconds > 0 else 0.0
+    # LoadGen's ``samples - 1`` is -1 when nothing completed: no rate is 0, never less.
+    return max(0.0, count) / seconds if seconds > 0 else 0.0

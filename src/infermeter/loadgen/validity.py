@@ -48,6 +48,12 @@ def _judge_constraints(s: Summary) -> None:
     if cfg.scenario is not Scenario.SERVER:
         return
     req = cfg.requested
+    if s.sample_count == 0:
+        # Nothing completed: no latency met its bound (LoadGen never sees a
+        # failed sample, so it has no text for this; ours says what happened).
+        s.perf_constraints_met = False
+        s.perf_recommendation = "No sample completed: no latency bound was met."
+        return
     if not cfg.is_token_run:
         if s.latency is not None and s.latency.target > cfg.target_latency_ns:
             s.perf_constraints_met = False

@@ -136,18 +136,69 @@ def issue_lateness(rec: RecordsLike) -> Figure:
     return figure
 
 
+def with_bound(figure: Figure, bound_ms: float | None) -> Figure:
+    """``figure`` with the bound its series is judged on drawn as a dashed line."""
+    if bound_ms is None:
+        return figure
+    layout = figure["layout"]
+    layout["shapes"] = [
+        *layout.get("shapes", []),
+        {
+            "type": "line", "x0": bound_ms, "x1": bound_ms, "y0": 0, "y1": 1,
+            "yref": "paper", "line": {"color": "#8a1313", "dash": "dash", "width": 2},
+        },
+    ]  # fmt: skip
+    layout["annotations"] = [
+        *layout.get("annotations", []),
+        {
+            "x": bound_ms, "y": 1, "yref": "paper", "text": f"bound {bound_ms:g} ms",
+            "showarrow": False, "xanchor": "left", "font": {"color": "#8a1313"},
+        },
+    ]  # fmt: skip
+    return figure
+
+
+def _dominated(p: dict[str, float], points: list[dict[str, float]]) -> bool:
+    return any(
+        q["tps_per_user"] >= p["tps_per_user"]
+        and q["system_tps"] >= p["system_tps"]
+        and (q["tps_per_user"], q["system_tps"]) != (p["tps_per_user"], p["system_tps"])
+        for q in points
+    )
+
+
+def _load_label(point: dict[str, float]) -> str:
+    if point.get("concurrency"):
+        return f"concurrency {point['concurrency']:.0f}"
+    if point.get("rate"):
+        return f"rate {point['rate']:g}/s"
+    return "load ?"
+
+
 def pareto(points: list[dict[str, float]], title: str) -> Figure:
-    """Throughput vs per-user speed; a step function through the sorted points."""
+    """Throughput vs per-user speed: every point, labelled with its load, and
+    the Pareto front (no other point is faster for each user and in total)."""
     ordered = sorted(points, key=lambda p: p["tps_per_user"])
+    front = [p for p in ordered if not _dominated(p, ordered)]
     data = [
         {
             "type": "scatter",
             "mode": "lines+markers",
-            "name": "sweep",
+            "name": "Pareto front",
             "line": {"shape": "hv"},
+            "x": [p["tps_per_user"] for p in front],
+            "y": [p["system_tps"] for p in front],
+            "text": [_load_label(p) for p in front],
+        },
+        {
+            "type": "scatter",
+            "mode": "markers+text",
+            "name": "every point",
+            "textposition": "top center",
+            "marker": {"symbol": "circle-open", "size": 10},
             "x": [p["tps_per_user"] for p in ordered],
             "y": [p["system_tps"] for p in ordered],
-            "text": [f"concurrency {p.get('concurrency', '?')}" for p in ordered],
-        }
+            "text": [_load_label(p) for p in ordered],
+        },
     ]
     return {"data": data, "layout": _layout(title, "tokens/s per user", "tokens/s")}

@@ -13,17 +13,21 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
 import numpy as np
 
+from infermeter.errors import MissingDependencyError
 from infermeter.formatting import format_figure, format_number
 from infermeter.outfile import replacing
 from infermeter.report import charts, server_charts
+from infermeter.report.headline import headline, latency_bounds_ms, sut_name
 from infermeter.report.model import RunLike
 from infermeter.report.sweep import sweep_points
 from infermeter.throughput import definition, format_rate
+
+if TYPE_CHECKING:
+    import jinja2
 
 UNVERIFIED = "infermeter result (unverified): not verified by MLCommons Association"
 MAX_RESPONSES = 5
@@ -32,6 +36,11 @@ MAX_RESPONSE_CHARS = 600
 
 @cache
 def _environment() -> jinja2.Environment:
+    # Imported here: report rendering is the [report] extra, not the core.
+    try:
+        import jinja2
+    except ImportError:
+        raise MissingDependencyError("jinja2", "report") from None
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("infermeter.report", "templates"),
         autoescape=True,
@@ -39,12 +48,16 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["num"] = format_number
     env.filters["figure"] = format_figure
+    env.filters["plain"] = plain
     return env
 
 
 @cache
 def _plotly_js() -> str:
-    from plotly.offline import get_plotlyjs
+    try:
+        from plotly.offline import get_plotlyjs
+    except ImportError:
+        raise MissingDependencyError("plotly", "report") from None
 
     return str(get_plotlyjs())
 
@@ -65,15 +78,32 @@ def _run_charts(run: RunLike, prefix: str) -> list[dict[str, Any]]:
         return []
     tokens = "tokens_per_second" in (run.meta.get("metrics") or {})
     latency = {"latency": _ms(rec.latency_ns())}
+    bound = latency_bounds_ms(run.meta).get("latency")
     figures = [
-        charts.cdf(latency, "Latency CDF", "ms"),
-        charts.histogram(latency, "Latency histogram", "ms"),
+        charts.with_bound(charts.cdf(latency, "Latency CDF", "ms"), bound),
+        charts.with_bound(charts.histogram(latency, "Latency histogram", "ms"), bound),
     ]
     ttft, tpot = _ms(rec.ttft_ns()), rec.tpot_ns() / 1e6
+    bounds = latency_bounds_ms(run.meta)
     if tokens and ttft.size:  # answers that were not streamed have no TTFT
-        figures.append(charts.histogram({"TTFT": ttft}, "TTFT", "ms"))
+        figures.append(
+            charts.with_bound(
+                charts.histogram({"TTFT": ttft}, "TTFT", "ms"), bounds.get("TTFT")
+            )
+        )
     if tokens and tpot.size:
-        figures.append(charts.histogram({"TPOT": tpot}, "TPOT", "ms"))
+        figures.append(
+            charts.with_bound(
+                charts.histogram({"TPOT": tpot}, "TPOT", "ms"), bounds.get("TPOT")
+            )
+        )
+    lengths = rec.n_tokens[rec.ok]
+    if tokens and lengths.size and lengths.max() > 0:
+        figures.append(
+            charts.histogram(
+                {"output": lengths.astype(np.float64)}, "Output length", "tokens"
+            )
+        )
     figures += [
         charts.throughput_over_time(rec, tokens),
         charts.in_flight_over_time(rec),
@@ -83,6 +113,24 @@ def _run_charts(run: RunLike, prefix: str) -> list[dict[str, Any]]:
         figures += server_charts.figures(scraped)
     figures.append(charts.issue_lateness(rec))
     return [{"id": f"{prefix}-{i}", "figure": f} for i, f in enumerate(figures)]
+
+
+def plain(value: object) -> str:
+    """A run.json value as a person reads it: no Python reprs (``None``,
+    ``[]``, ``{'numpy': '2.1'}``)."""
+    if value is None or value == [] or value == {}:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return format_number(value)
+    if isinstance(value, dict):
+        return "; ".join(f"{k} {plain(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return ", ".join(plain(v) for v in value)
+    return str(value)
 
 
 def _responses(path: Path) -> list[str]:
@@ -180,7 +228,8 @@ def _run_context(run: RunLike, index: int, extras: Mapping[str, Any]) -> dict[st
         "benchmark": meta.get("benchmark"),
         "scenario": meta.get("scenario"),
         "mode": meta.get("mode"),
-        "sut": f"{sut.get('kind', '')} {sut.get('name', '')}".strip() if sut else "",
+        "sut": sut_name(sut),
+        "headline": headline(meta, extras.get("comparison")),
         "started_at": meta.get("started_at"),
         "verdict": meta.get("verdict") or {},
         "accuracy": meta.get("accuracy")

@@ -77,8 +77,8 @@ def figures(data: dict[str, Any]) -> list[Figure]:
     out = []
     for key in ORDER:
         mine = [s for s in series if s["key"] == key]
-        if not mine:
-            continue
+        if not any(v for s in mine for v in s["values"] if v is not None):
+            continue  # absent, or zero throughout (no preemption): no empty chart
         lines = [
             _line(_source_name(sources, s["source"]), s["t_s"], s["values"])
             for s in mine

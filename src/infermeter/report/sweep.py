@@ -7,10 +7,10 @@ ns, like its ``duration_ns``; per-user speed is 1000 / TPOT p90 in ms.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from infermeter import jsonfile
 from infermeter.errors import StoreError
 
 
@@ -38,8 +38,8 @@ def _point_dirs(path: Path) -> list[Path]:
 
 def _load(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        data = jsonfile.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
         raise StoreError(f"{str(path)!r} is unreadable ({exc}).") from None
     if not isinstance(data, dict):
         raise StoreError(f"{str(path)!r} is not a JSON object.")
@@ -59,17 +59,42 @@ def _from_run_json(data: dict[str, Any]) -> dict[str, float] | None:
 
 
 def _from_summary(data: dict[str, Any]) -> dict[str, float] | None:
-    tpot = ((data.get("tpot") or {}).get("percentiles") or {}).get("90")
     tps = data.get("tps")
-    if not tps or not tpot:
+    per_user = _per_user_speed(data)
+    if not tps or not per_user:
         return None
-    config = data.get("run_config") or {}
-    concurrency = config.get("concurrency") if isinstance(config, dict) else None
+    config = data.get("run_config")
+    config = config if isinstance(config, dict) else {}
+    # Endpoints nests the load under "load"; older files had it at the top.
+    nested = config.get("load")
+    load: dict[str, Any] = nested if isinstance(nested, dict) else config
     return {
         "system_tps": float(tps),
-        "tps_per_user": 1e9 / float(tpot),
-        "concurrency": float(concurrency or 0.0),
+        "tps_per_user": per_user,
+        "concurrency": float(load.get("concurrency") or 0.0),
+        "rate": float(load.get("rate") or 0.0),
     }
+
+
+def _per_user_speed(data: dict[str, Any]) -> float | None:
+    """1000 / TPOT p90 (ms); an answer not streamed has no TPOT: its output
+    tokens over the request latency p90 instead (one user waits that long)."""
+    tpot = _p90(data.get("tpot"))
+    if tpot:
+        return 1e9 / tpot
+    latency = _p90(data.get("latency"))
+    lengths = data.get("output_sequence_lengths")
+    tokens = lengths.get("avg") if isinstance(lengths, dict) else None
+    if latency and isinstance(tokens, int | float) and tokens > 0:
+        return float(tokens) * 1e9 / latency
+    return None
+
+
+def _p90(series: object) -> float | None:
+    if not isinstance(series, dict):
+        return None
+    value = (series.get("percentiles") or {}).get("90")
+    return float(value) if isinstance(value, int | float) and value > 0 else None
 
 
 def sweep_points(path: Path) -> list[dict[str, float]]:
@@ -87,6 +112,7 @@ def sweep_points(path: Path) -> list[dict[str, float]]:
             points.append(point)
     if not points:
         raise StoreError(
-            f"Sweep folder {str(path)!r} has no points with tokens/s and TPOT p90."
+            f"Sweep folder {str(path)!r} has no points with tokens/s and a "
+            "TPOT or latency p90."
         )
     return points

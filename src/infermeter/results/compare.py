@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infermeter.errors import ConfigError
+from infermeter.perfmodel.specs import get_accelerator
 from infermeter.results.accelerators import known_parts, normalise
 from infermeter.results.published import PublishedResult
 from infermeter.results.runfolder import RunFolder
@@ -25,6 +26,8 @@ RUN_NOTE = (
     "Unverified infermeter result: not verified by MLCommons Association; "
     "not an MLPerf result."
 )
+# SUTs that run the model on the machine the run records (run.json environment).
+HOST_SUTS = ("torch_llm", "onnxruntime")
 # Real deployments are said to reach 60-80 % of MLPerf figures (issue 6).
 DEPLOYMENT_BAND = (60.0, 80.0)
 
@@ -63,6 +66,7 @@ class Comparison:
     rows: list[ComparisonRow]
     footnotes: list[str]
     notes: list[str] = field(default_factory=list)
+    best: float | None = None  # best_match(): the figure every surface quotes
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -77,6 +81,7 @@ class Comparison:
                     "per_joule": row.published.per_joule,
                     "pct_of_published": row.pct_of_published,
                     "pct_per_accelerator": row.pct_per_accelerator,
+                    "system_name": system_name(row.published),
                     "footnote": row.footnote,
                     "derived": ["per_accelerator", "per_joule", "pct_of_published"],
                 }
@@ -84,6 +89,7 @@ class Comparison:
             ],
             "footnotes": self.footnotes,
             "notes": self.notes,
+            "best_match_pct": self.best,
         }
 
 
@@ -93,8 +99,35 @@ def run_figure(
     """The run's figure: tokens/s for LLM runs, else samples/s, queries/s or ms."""
     m = run.metrics
     value, unit = _headline(run.scenario, m, run.is_token_run)
-    name, count = _run_gpu(run.meta.get("environment"), gpu, gpus)
-    return RunFigure(run.run_id, run.benchmark, run.scenario, value, unit, count, name)
+    sim_name, sim_count = simulated_system(run.meta)
+    sut = run.meta.get("sut")
+    kind = sut.get("kind") if isinstance(sut, dict) else None
+    # The host's GPUs are the SUT's only for SUTs that run on the host; an
+    # endpoint's (a mock, a fleet, a remote server) are not known here.
+    env = run.meta.get("environment") if kind in HOST_SUTS else None
+    name, count = _run_gpu(
+        env, gpu or sim_name, gpus if gpus is not None else sim_count
+    )
+    label = f"{UNVERIFIED}, simulated" if sim_name else UNVERIFIED
+    return RunFigure(
+        run.run_id, run.benchmark, run.scenario, value, unit, count, name, label
+    )
+
+
+def simulated_system(meta: dict[str, Any]) -> tuple[str | None, int | None]:
+    """The part and count a ``sim`` run simulates (its options, as the run
+    recorded them); (None, None) for any other SUT: its hardware is the host's."""
+    sut = meta.get("sut")
+    if not isinstance(sut, dict) or sut.get("kind") != "sim":
+        return None, None
+    params = sut.get("params")
+    if not isinstance(params, dict) or not params.get("accelerator"):
+        return None, None
+    try:
+        count = int(params.get("count") or 0) or None
+        return get_accelerator(str(params["accelerator"])).name, count
+    except (TypeError, ValueError, ConfigError):
+        return None, None
 
 
 def _headline(scenario: str, m: dict[str, Any], tokens: bool) -> tuple[float, str]:
@@ -161,7 +194,7 @@ def select_published(
         key = normalise(accelerator).slug
         keep = [r for r in keep if normalise(r.accelerator_raw).slug == key]
     keep.sort(key=lambda r: r.value, reverse=figure.unit != "ms")
-    return keep[:limit], notes
+    return keep[:limit] if limit else keep, notes
 
 
 def check_part(name: str, rows: Sequence[PublishedResult]) -> None:
@@ -182,16 +215,18 @@ def compare(
     limit: int = 10,
 ) -> Comparison:
     """Place the run's figure beside the selected published rows."""
+    # Every matching row, not the first ``limit``: the best match must not
+    # depend on how many rows a surface shows.
     chosen, notes = select_published(
         rows,
         figure,
         ids=ids,
         accelerator=accelerator,
         include_open=include_open,
-        limit=limit,
+        limit=0,
     )
     out, footnotes = [], []
-    for number, row in enumerate(chosen, start=1):
+    for number, row in enumerate(chosen[:limit], start=1):
         out.append(_row(figure, row, number))
         footnotes.append(f"[{number}] {footnote(row)}")
     if not chosen:
@@ -201,10 +236,11 @@ def compare(
             f"{figure.unit}; import a round that has some with 'infermeter results "
             "import FILE'" + (", or drop --accelerator." if accelerator else ".")
         )
-    notes += [_band_note(out), DERIVED_NOTE, f"{figure.run_id}: {RUN_NOTE}"]
+    best = best_match(figure, chosen)
+    notes += [_band_note(best), DERIVED_NOTE, f"{figure.run_id}: {RUN_NOTE}"]
     if figure.unit == "ms":
         notes.append("Latency: '% of published' = published / run (higher is better).")
-    return Comparison(figure, out, footnotes, [n for n in notes if n])
+    return Comparison(figure, out, footnotes, [n for n in notes if n], best)
 
 
 def _row(figure: RunFigure, row: PublishedResult, number: int) -> ComparisonRow:
@@ -217,17 +253,45 @@ def _row(figure: RunFigure, row: PublishedResult, number: int) -> ComparisonRow:
     return ComparisonRow(row, number, pct, per_acc)
 
 
-def _band_note(rows: list[ComparisonRow]) -> str:
-    values = [r.pct_per_accelerator or r.pct_of_published for r in rows]
-    if not values:
+def best_match(figure: RunFigure, rows: Sequence[PublishedResult]) -> float | None:
+    """The one "% of published" figure every surface quotes (derived), over
+    ``rows`` as ``select_published`` chose them (every row, not the shown ones).
+
+    Like for like: the best published row of the run's own part and size,
+    whole system against whole system; without one, per accelerator against
+    rows of the run's part. None where the run's part is not known (a mock, a
+    fleet, a host without a GPU found): a percentage of an unrelated system
+    says nothing.
+    """
+    if not figure.accelerator or not figure.value:
+        return None
+    slug = normalise(figure.accelerator).slug
+    mine = [r for r in rows if normalise(r.accelerator_raw).slug == slug]
+    same = [r for r in mine if r.total_accelerators == figure.accelerators]
+    if same:
+        return max(_row(figure, r, 0).pct_of_published for r in same)
+    values = [_row(figure, r, 0).pct_per_accelerator for r in mine]
+    known = [v for v in values if v is not None]
+    return max(known) if known else None
+
+
+def _band_note(best: float | None) -> str:
+    if best is None:
         return ""
-    best = max(values)
     low, high = DEPLOYMENT_BAND
     where = "below" if best < low else "within" if best <= high else "above"
     return (
         f"Best match: {best:.1f} % of published (derived); {where} the {low:.0f}-"
         f"{high:.0f} % that real deployments are said to reach."
     )
+
+
+def system_name(row: PublishedResult) -> str:
+    """Submitter and system, the submitter once ("NVIDIA DGX H100", not
+    "NVIDIA NVIDIA DGX H100")."""
+    if row.system.lower().startswith(row.submitter.lower()):
+        return row.system
+    return f"{row.submitter} {row.system}".strip()
 
 
 def footnote(row: PublishedResult) -> str:
@@ -237,7 +301,7 @@ def footnote(row: PublishedResult) -> str:
     return (
         f"MLPerf Inference {row.round} {suite}, {row.division} division, "
         f"{row.benchmark} {row.scenario}, result ID {row.result_id}{preview}: "
-        f"{row.submitter} {row.system}, {row.total_accelerators}x "
+        f"{system_name(row)}, {row.total_accelerators}x "
         f"{row.accelerator_raw or 'CPU'}. Retrieved {row.retrieved_at} from "
         f"{row.source}."
     )

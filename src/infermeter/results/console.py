@@ -8,7 +8,7 @@ from typing import Any
 from rich.table import Table
 
 from infermeter.formatting import format_number
-from infermeter.results.compare import Comparison
+from infermeter.results.compare import Comparison, system_name
 from infermeter.results.cost import Cost
 from infermeter.results.diff import DiffResult
 from infermeter.results.published import PublishedResult
@@ -92,46 +92,54 @@ def published_table(rows: Sequence[PublishedResult]) -> Table:
     return table
 
 
+# Columns of names, not figures: they may wrap at 80 columns.
+WRAP = ("", "system", "accelerators")
+
+
 def comparison_table(comparison: Comparison) -> Table:
+    """The run beside published rows, narrow enough for 80 columns: the run's id
+    and label are said in the notes, a row's -99/-99.9 suffix beside its ID, and
+    the per-accelerator columns only where a row's size differs from the run's."""
     run = comparison.run
     table = Table(title=f"{run.benchmark} {run.scenario}: run vs published")
-    for column in (
-        "",
-        "system",
-        "benchmark",
-        "accelerators",
-        f"value ({run.unit})",
-        "per acc. (derived)",
-        "% of published (derived)",
-        "% per acc. (derived)",
-    ):
-        table.add_column(column, overflow="fold")
-    acc = f"{run.accelerators or '?'}x {run.accelerator or 'unknown'}"
-    table.add_row(
-        f"this run ({run.label})",
-        run.run_id,
-        run.benchmark,
-        acc,
-        format_rate(run.value),
-        _num(run.per_accelerator),
-        "100 % (self)",
-        "-",
-        style="bold",
+    sizes = {row.published.total_accelerators for row in comparison.rows}
+    per_acc = bool(sizes - {run.accelerators}) or not run.accelerators
+    columns = ["", "system", "accelerators", run.unit]
+    columns += (
+        ["per acc. (derived)", "% of published (derived)", "% per acc. (derived)"]
+        if per_acc
+        else ["% of published (derived)"]
     )
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    acc = (
+        f"{run.accelerators or '?'}x {run.accelerator}"
+        if run.accelerator
+        else "not known (--gpu, --gpus)"
+    )
+    mine = [format_rate(run.value)]
+    mine += [_num(run.per_accelerator), "100 % (self)", "-"] if per_acc else ["100 %"]
+    table.add_row("this run", "", acc, *mine, style="bold")
     for row in comparison.rows:
         p = row.published
+        suffix = p.benchmark.removeprefix(p.base_benchmark)
+        figures = [_num(p.value)]
+        pct = f"{row.pct_of_published:.1f} %"
+        if per_acc:
+            each = row.pct_per_accelerator
+            figures += [
+                _num(p.per_accelerator),
+                pct,
+                "-" if each is None else f"{each:.1f} %",
+            ]
+        else:
+            figures.append(pct)
         table.add_row(
-            f"[{row.footnote}] {p.result_id}",
-            f"{p.submitter} {p.system}",
-            p.benchmark,  # -99 and -99.9 rows of one system differ here
+            f"[{row.footnote}] {p.result_id}{f' ({suffix})' if suffix else ''}",
+            system_name(p),
             f"{p.total_accelerators}x {p.accelerator}"
             + (f" ({p.accelerator_variant})" if p.accelerator_variant else ""),
-            _num(p.value),
-            _num(p.per_accelerator),
-            f"{row.pct_of_published:.1f} %",
-            "-"
-            if row.pct_per_accelerator is None
-            else f"{row.pct_per_accelerator:.1f} %",
+            *figures,
         )
     return table
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -18,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from infermeter import jsonfile
 from infermeter.errors import ConfigError
 from infermeter.perfmodel.published import (
     SUMMARY_FORMS,
@@ -112,8 +112,8 @@ def load_summary_file(
     except OSError as exc:
         raise ConfigError(f"Cannot read {str(file)!r}: {exc.strerror}.") from None
     try:
-        data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        data = jsonfile.loads(raw)
+    except ValueError as exc:
         raise ConfigError(
             f"{str(file)!r} is not valid JSON ({exc}); expected an MLCommons "
             "summary_results.json (is the download truncated?)."

@@ -8,12 +8,12 @@ has no records.npz (its records are the accuracy log).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from infermeter import jsonfile
 from infermeter.errors import StoreError, StorePathError
 from infermeter.results.records import (
     Records,
@@ -102,23 +102,33 @@ def load_run(path: str | Path) -> RunFolder:
     return run
 
 
+# run.json's sections that readers walk as objects or lists (absent or null is fine).
+_OBJECTS = (
+    "verdict", "metrics", "settings", "engine", "sut", "dataset", "power",
+    "client", "environment", "token_counts",
+)  # fmt: skip
+_LISTS = ("warnings", "files", "find_peak_trials")
+_TEXTS = ("run_id", "benchmark", "scenario", "mode", "label", "started_at")
+
+
 def _read_run_json(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise StoreError(
             f"{str(path)!r} not found; is {str(path.parent)!r} a run folder?"
         )
     try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise StoreError(
+        meta = jsonfile.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise StorePathError(
             f"{str(path)!r} is not valid JSON ({exc}); the run folder "
             "is damaged, rerun the benchmark."
         ) from None
     if not isinstance(meta, dict) or any(k not in meta for k in REQUIRED_KEYS):
-        raise StoreError(
+        raise StorePathError(
             f"{str(path)!r} is not an infermeter run.json (needs keys "
             f"{', '.join(REQUIRED_KEYS)})."
         )
+    _check_shape(path, meta)
     version = meta.get("schema_version", SUPPORTED_SCHEMA)
     if not isinstance(version, int) or version > SUPPORTED_SCHEMA:
         raise StoreError(
@@ -135,3 +145,21 @@ def _listed_files(meta: dict[str, Any]) -> list[str]:
         return names  # records.journal, or the accuracy log, instead
     # records.npz is expected even when an older writer did not list it.
     return names if RECORDS in names else [*names, RECORDS]
+
+
+def _check_shape(path: Path, meta: dict[str, Any]) -> None:
+    """A hand-edited or foreign run.json: one line naming the first wrong field."""
+    for names, kind, word in (
+        (_OBJECTS, dict, "an object"),
+        (_LISTS, list, "a list"),
+        (_TEXTS, str, "a string"),
+    ):
+        for name in names:
+            value = meta.get(name)
+            if (value is not None or name in REQUIRED_KEYS) and not isinstance(
+                value, kind
+            ):
+                raise StorePathError(
+                    f"{str(path)!r}: {name!r} is {type(value).__name__}, not {word}; "
+                    "the run folder is damaged, rerun the benchmark."
+                )

@@ -7,9 +7,14 @@ the mock server), or a JSONL trace's lengths and prefixes.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
+import re
+import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from secrets import token_hex
 
 from infermeter.clock import MonotonicClock
 from infermeter.errors import ConfigError
@@ -62,6 +67,7 @@ class SweepRequest:
     trace: Path | None = None
     out_dir: Path | None = None
     preflight: bool = True  # check the endpoint before sending load
+    force: bool = False  # replace a sweep already in out_dir (as run --force)
 
     def validate(self) -> None:
         """Numbers no sweep runs with, refused before any request is sent."""
@@ -94,8 +100,16 @@ class SweepRequest:
             )
 
 
+# What a terminal shows while a point runs: called with the point's text and
+# its expected length (None: until its requests are done); the context lasts
+# as long as the point.
+LiveLine = Callable[[str, float | None], contextlib.AbstractContextManager[object]]
+
+
 def execute_sweep(
-    request: SweepRequest, on_note: Callable[[str], None] | None = None
+    request: SweepRequest,
+    on_note: Callable[[str], None] | None = None,
+    live: LiveLine | None = None,
 ) -> SweepResult:
     """Run the sweep, search or replay against the endpoint and write the files.
 
@@ -115,11 +129,12 @@ def execute_sweep(
     if request.replay and request.trace is None:
         raise ConfigError("--replay needs --trace FILE.jsonl")
     request.validate()
-    if request.out_dir is not None:
-        writable_folder(request.out_dir, "--out")
     config, key = config_from_options(request.sut_options)
-    prompts, count = _prompts(request, config)
     note = on_note or (lambda line: None)
+    if request.out_dir is not None:
+        claim_sweep_folder(request.out_dir, force=request.force)
+        note(f"sweep: results go to {request.out_dir}")
+    prompts, count = _prompts(request, config)
     if isinstance(prompts, SyntheticPrompts | TokenSizedPrompts):
         note(f"prompts: {request.input_tokens} {_unit(prompts)} each")
     if request.preflight:
@@ -128,6 +143,8 @@ def execute_sweep(
             note(f"preflight: {line}")
     with contextlib.closing(create_http_sut(config, prompts, api_key=key)) as sut:
         run = _scraping(load_runner(sut, count), request, list(config.urls))
+        points = len(request.concurrency or request.rates)
+        run = _telling(run, note, points, live)
         limits, out = request.limits, request.out_dir
         if request.search:
             return find_peak(
@@ -145,6 +162,89 @@ def execute_sweep(
             base = replace(request.base, mode="rate")
             levels = list(request.rates)
         return sweep(run, base, levels, limits=limits, out_dir=out)
+
+
+def default_sweep_dir(root: Path = Path("runs")) -> Path:
+    """``runs/sweep-<UTC time>``: where a sweep goes without --out."""
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    plain = root / f"sweep-{stamp}"
+    return plain if not plain.exists() else root / f"{plain.name}_{token_hex(3)}"
+
+
+def claim_sweep_folder(folder: Path, *, force: bool) -> None:
+    """``folder`` for a new sweep: one holding a sweep is refused unless ``force``,
+    which removes the old sweep's files (its points too: a rerun with fewer
+    points must not leave stale ones for the report to plot), nothing else."""
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"--out {str(folder)!r} is a file; pass a folder path")
+    old = _sweep_files(folder)
+    if old and not force:
+        raise ConfigError(
+            f"--out {str(folder)!r} already holds a sweep ({old[0].name}); pass "
+            "another --out, or --force to replace it"
+        )
+    writable_folder(folder, "--out")
+    for path in old:
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+
+
+def _sweep_files(folder: Path) -> list[Path]:
+    """sweep.json and the point folders (``NN_label/performance/...``) in ``folder``."""
+    if not folder.is_dir():
+        return []
+    points = [
+        d
+        for d in sorted(folder.iterdir())
+        if d.is_dir()
+        and _POINT.match(d.name)
+        and (d / "performance" / "result_summary.json").is_file()
+    ]
+    summary = folder / "sweep.json"
+    return ([summary] if summary.is_file() else []) + points
+
+
+_POINT = re.compile(r"\d{2,}_(c\d+|r[0-9.e+-]+|trace)$")
+
+
+def _telling(
+    run: Runner, note: Callable[[str], None], levels: int, live: LiveLine | None
+) -> Runner:
+    """``run`` that says each point as it starts and what it measured when done
+    (a search has no known count of points: no "of N"), with ``live`` showing
+    it while it runs."""
+    count = 0
+
+    def told(spec: LoadSpec) -> LoadResult:
+        nonlocal count
+        count += 1
+        of = f" of {levels}" if levels else ""
+        what = _load_text(spec)
+        start = time.monotonic()
+        if live is None:
+            note(f"point {count}{of}: {what}: running")
+            result = run(spec)
+        else:
+            expected = None if spec.requests else spec.duration_s or None
+            with live(f"point {count}{of}: {what}", expected):
+                result = run(spec)
+        m = result.metrics
+        ttft = f", TTFT p90 {m.ttft_p90_ms:.0f} ms" if m.ttft_p90_ms else ""
+        note(
+            f"point {count}{of}: {what}: {m.completed} completed, {m.failed} failed, "
+            f"{m.system_tps:,.1f} tokens/s{ttft} ({time.monotonic() - start:.1f} s)"
+        )
+        return result
+
+    return told
+
+
+def _load_text(spec: LoadSpec) -> str:
+    if spec.mode == "concurrency":
+        return f"concurrency {spec.concurrency}"
+    return f"{spec.rate:g} requests/s" if spec.mode == "rate" else "trace replay"
 
 
 def _unit(prompts: PromptSource) -> str:

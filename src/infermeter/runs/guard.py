@@ -91,10 +91,19 @@ def planned_run(eff: EffectiveSettings, qsl_total_count: int) -> str:
     seconds = max(min_s, queries / qps)
     unit = "QPS" if eff.scenario is Scenario.SERVER else "queries/s expected"
     line = f"{queries:,} queries at {qps:g} {unit} ≈ {_duration(seconds)}"
+    # Why that many: a run of hours must say what made it so long.
     if queries > max(eff.min_query_count, by_time) and queries % set_len == 0:
-        line += "; --performance-sample-count N shortens it"
+        line += (
+            f" (equal issue: each of the {set_len:,} loaded samples as often); "
+            "--performance-sample-count N shortens it"
+        )
     elif eff.min_query_count > by_time:
-        line += "; --min-query-count N shortens it"
+        line += (
+            f" (the minimum query count, {eff.min_query_count:,}); "
+            "--min-query-count N shortens it"
+        )
+    else:
+        line += f" (the minimum duration, {_duration(min_s)})"
     return line
 
 
@@ -135,8 +144,8 @@ def token_counts(
     if is_estimate(counts):
         warnings.append(
             f"{counts['description']}: tokens/s and TPOT rest on it; pass "
-            "--sut-opt tokenizer=DIR_OR_NAME (or use a server that sends usage) "
-            "for exact counts"
+            "--sut-opt tokenizer=DIR_OR_NAME for a re-count of the text, or use a "
+            "server that sends usage for the server's own count"
         )
     gap = gap_warning(counts)
     if gap:

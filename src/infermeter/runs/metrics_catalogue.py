@@ -2,7 +2,8 @@
 
 Each series infermeter keeps (running requests, KV-cache usage, ...) lists
 the metric names that carry it in vLLM, SGLang, TGI, TensorRT-LLM (Triton's
-backend) and NVIDIA's DCGM exporter; the first name an endpoint exports wins.
+backend), llama.cpp's llama-server (``--metrics``) and NVIDIA's DCGM
+exporter; the first name an endpoint exports wins.
 Text is parsed with ``prometheus_client``'s parser. docs/endpoints.md has the
 same table for readers.
 """
@@ -50,6 +51,7 @@ CATALOGUE: tuple[Series, ...] = (
             Source("sglang:num_running_reqs"),
             Source("tgi_batch_current_size"),
             Source(TRT_REQUESTS, (("request_type", "scheduled"),)),
+            Source("llamacpp:requests_processing"),
         ),
     ),
     Series(
@@ -61,6 +63,7 @@ CATALOGUE: tuple[Series, ...] = (
             Source("sglang:num_queue_reqs"),
             Source("tgi_queue_size"),
             Source(TRT_REQUESTS, (("request_type", "waiting"),)),
+            Source("llamacpp:requests_deferred"),
         ),
     ),
     Series(
@@ -72,6 +75,8 @@ CATALOGUE: tuple[Series, ...] = (
             Source("vllm:gpu_cache_usage_perc", how="mean"),
             Source("sglang:token_usage", how="mean"),
             Source(TRT_KV, (("kv_cache_block_type", "fraction"),), how="mean"),
+            # Older llama-server builds only; newer ones export no KV gauge.
+            Source("llamacpp:kv_cache_usage_ratio", how="mean"),
         ),
     ),
     Series(

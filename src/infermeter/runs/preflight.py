@@ -15,13 +15,14 @@ import json
 import socket
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from infermeter.errors import SUTConnectionError, SUTError
 from infermeter.suts.openai_media import API_PATHS, MEDIA_APIS
-from infermeter.suts.openai_request import ApiKey, OpenAIConfig, build_body
+from infermeter.suts.openai_request import ApiKey, OpenAIConfig, build_body, redact
 from infermeter.suts.prompts import PromptSource
 from infermeter.suts.sse import StreamOutcome, StreamState, parse_body
 from infermeter.suts.token_count import DELTA_EVENTS, RESPONSES, TOKENIZER, USAGE
@@ -76,7 +77,24 @@ def preflight(
     config: OpenAIConfig, prompts: PromptSource, key: ApiKey | None = None
 ) -> PreflightReport:
     """Check the endpoint (each replica of a fleet); raise ``SUTConnectionError``
-    (one line) when one cannot serve. The report is the first replica's."""
+    (one line) when one cannot serve. The report is the first replica's.
+
+    Every line it says passes through ``redact`` here: servers and gateways echo
+    the ``Authorization`` header in their errors, and these lines reach the
+    console, run.json and the store.
+    """
+    try:
+        report = _preflight(config, prompts, key)
+    except SUTError as exc:
+        raise type(exc)(redact(str(exc), key)) from None
+    report.notes = [redact(line, key) for line in report.notes]
+    report.warnings = [redact(line, key) for line in report.warnings]
+    return report
+
+
+def _preflight(
+    config: OpenAIConfig, prompts: PromptSource, key: ApiKey | None
+) -> PreflightReport:
     headers = {"Content-Type": "application/json"}
     if key is not None:
         headers["Authorization"] = key.header()
@@ -84,12 +102,12 @@ def preflight(
     for url in config.urls:
         one = dataclasses.replace(config, url=url, replica_urls=())
         report = PreflightReport(endpoint=one.endpoint)
-        _check_models(one, report, headers, key)
+        _check_models(one, report, headers)
         if config.api in MEDIA_APIS:
             # A probe would be a whole transcription, image or video job.
             report.notes.append(f"no probe request for the {config.api} API")
         else:
-            _probe(one, prompts, report, headers, key)
+            _probe(one, prompts, report, headers)
         reports.append(report)
     return reports[0]
 
@@ -99,10 +117,9 @@ def _check_models(
     config: OpenAIConfig,
     report: PreflightReport,
     headers: dict[str, str],
-    key: ApiKey | None,
 ) -> None:
     url = api_base(config) + "/models"
-    answer = _fetch(url, None, headers, CHECK_TIMEOUT_S, key)
+    answer = _fetch(url, None, headers, CHECK_TIMEOUT_S)
     if answer.status != 200:
         report.notes.append(
             f"the model list ({url}) could not be read (HTTP {answer.status}); "
@@ -130,21 +147,23 @@ def _probe(
     prompts: PromptSource,
     report: PreflightReport,
     headers: dict[str, str],
-    key: ApiKey | None,
 ) -> None:
     body = _probe_body(config, prompts)
     start = time.perf_counter()
-    answer = _fetch(config.endpoint, body, headers, PROBE_TIMEOUT_S, key)
+    answer = _fetch(config.endpoint, body, headers, PROBE_TIMEOUT_S)
     duration = time.perf_counter() - start
-    _judge_status(config, report, answer)
+    _judge_status(config, report, answer, headers)
     if answer.status != 200:
         return
     _refuse_html(answer, config.endpoint)
     try:
         outcome = _outcome(config, answer)
     except SUTError as exc:
+        _refuse_foreign(config, str(exc))
         report.warnings.append(f"the probe's answer could not be read: {exc}")
         return
+    if not (outcome.token_events or outcome.usage_tokens or outcome.finish_reason):
+        _refuse_foreign(config, "no choices, usage or finish reason")
     source = _source(config, outcome)
     report.probe = Probe(
         streamed=outcome.streamed,
@@ -167,7 +186,10 @@ def _probe_body(config: OpenAIConfig, prompts: PromptSource) -> bytes:
 
 
 def _judge_status(
-    config: OpenAIConfig, report: PreflightReport, answer: _Answer
+    config: OpenAIConfig,
+    report: PreflightReport,
+    answer: _Answer,
+    headers: dict[str, str],
 ) -> None:
     status, text = answer.status, answer.text()
     if status == 200:
@@ -179,17 +201,15 @@ def _judge_status(
             f"{text[:120]}); pass --model {_hint(report)}"
         )
     if status == 404:
-        hint = (
-            "; add /v1 to --url, e.g. " + config.url.rstrip("/") + "/v1"
-            if "/v1" not in config.url
-            else "; check --url and --api"
-        )
-        raise SUTConnectionError(f"{where} answered HTTP 404 (no such path){hint}")
+        hint = _v1_hint(config.url) or "check --url and --api"
+        raise SUTConnectionError(f"{where} answered HTTP 404 (no such path); {hint}")
     if status in (401, 403):
-        raise SUTConnectionError(
-            f"{where} refused the request (HTTP {status}): pass the key with "
-            "--api-key-env VAR"
+        fix = (
+            "the key sent was refused: check it is this server's, and still valid"
+            if "Authorization" in headers
+            else "pass the key with --api-key-env VAR"
         )
+        raise SUTConnectionError(f"{where} refused the request (HTTP {status}): {fix}")
     if 400 <= status < 500:
         raise SUTConnectionError(
             f"{where} rejected the probe request (HTTP {status}: {text[:160]}); "
@@ -238,7 +258,8 @@ def _explain(
         report.warnings.append(
             "the server sends no usage in streams: token counts will be estimated "
             "(one per streamed token chunk); pass --sut-opt tokenizer=DIR_OR_NAME "
-            "to count them exactly"
+            "to re-count the answers' text with the model's tokenizer (close, not "
+            "exact: SentencePiece tokenizers may count a token more per answer)"
         )
     elif source == RESPONSES:
         report.warnings.append(
@@ -267,7 +288,6 @@ def _fetch(
     body: bytes | None,
     headers: dict[str, str],
     timeout_s: float,
-    key: ApiKey | None,
 ) -> _Answer:
     request = urllib.request.Request(url, data=body, headers=headers)
     try:
@@ -280,10 +300,10 @@ def _fetch(
         return _Answer(exc.code, content_type, exc.read())
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
-        raise SUTConnectionError(_unreachable(url, reason, timeout_s, key)) from None
+        raise SUTConnectionError(_unreachable(url, reason, timeout_s)) from None
 
 
-def _unreachable(url: str, reason: object, timeout_s: float, key: ApiKey | None) -> str:
+def _unreachable(url: str, reason: object, timeout_s: float) -> str:
     if isinstance(reason, ConnectionRefusedError):
         why = "connection refused: is the server running, on this port?"
     elif isinstance(reason, socket.timeout | TimeoutError):
@@ -292,8 +312,29 @@ def _unreachable(url: str, reason: object, timeout_s: float, key: ApiKey | None)
         why = f"unknown host ({reason.strerror})"
     else:
         why = str(reason)
-    text = f"cannot reach {url}: {why}"
-    return key.redact(text) if key is not None else text
+    return f"cannot reach {url}: {why}"
+
+
+def _refuse_foreign(config: OpenAIConfig, why: str) -> None:
+    """A 200 answer not in OpenAI's shape from a URL without ``/v1``: a server's
+    own API on the same path (llama-server's native ``/completions``). Every
+    request of the run would fail to parse, so the run does not start."""
+    hint = _v1_hint(config.url)
+    if hint:
+        raise SUTConnectionError(
+            f"{config.endpoint} answered, but not in the OpenAI format ({why}); {hint}"
+        )
+
+
+def _v1_hint(url: str) -> str:
+    """How to reach the OpenAI API when ``url`` does not name ``/v1`` (else "")."""
+    parts = urllib.parse.urlsplit(url.rstrip("/"))
+    if "/v1" in parts.path:
+        return ""
+    if not parts.path or parts.path == "/":
+        return f"add /v1 to --url, e.g. {url.rstrip('/')}/v1"
+    base = urllib.parse.urlunsplit((parts.scheme, parts.netloc, "/v1", "", ""))
+    return f"point --url at the OpenAI API base, e.g. {base}"
 
 
 def _refuse_html(answer: _Answer, url: str) -> None:

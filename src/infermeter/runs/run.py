@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.clock import Clock, MonotonicClock
-from infermeter.compat.official import OfficialOutcome, run_official
+from infermeter.compat.official import OfficialOutcome, load_official, run_official
 from infermeter.errors import ConfigError, InfermeterError
 from infermeter.loadgen.budget import check_phase_memory
 from infermeter.loadgen.conf import (
@@ -166,6 +166,8 @@ def execute(
         raise ConfigError(
             f"Unknown engine {request.engine!r}. Known: native, mlcommons"
         )
+    if request.engine == "mlcommons":
+        load_official()  # a missing wheel is one line before any preflight or load
     bench = _benchmark(request.benchmark)
     if request.sut == "sim":
         request = with_sim_defaults(request, bench.name)
@@ -322,7 +324,7 @@ def _before_load(
         config = getattr(sut, "config", None)
         checks = check_endpoint(request.sut_options, qsl, on_note, config)
     performance = settings.mode in (Mode.PERFORMANCE_ONLY, Mode.SUBMISSION_RUN)
-    if on_note is not None and request.sut == "openai" and performance:
+    if on_note is not None and performance:  # every SUT: how long it will take
         on_note(f"planned run: {planned_run(eff, qsl.total_sample_count)}")
     return checks
 

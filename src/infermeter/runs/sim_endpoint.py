@@ -170,10 +170,16 @@ def published_server_rows(
 
 
 def with_sim_defaults(request: RunRequest, benchmark: str) -> RunRequest:
-    """The short default run for the ``sim`` SUT; what the user set is kept."""
-    if request.sut != KIND or request.scenario is not Scenario.SERVER:
+    """The short default run for the ``sim`` SUT; what the user set is kept.
+
+    Every sim run names the system it simulates in its options (so in run.json):
+    comparisons with published rows read it from there.
+    """
+    if request.sut != KIND:
         return request
     options = {"accelerator": "h100-sxm", "count": "8", **request.sut_options}
+    if request.scenario is not Scenario.SERVER:
+        return dataclasses.replace(request, sut_options=options)
     config = sim_config(options, benchmark)
     wl = get_workload(config.model)  # the model's workload: lengths, limits
     target = request.target_qps
@@ -212,11 +218,8 @@ def _lognormal(mean: float, sigma: float, max_len: int) -> LengthSpec:
 
 def sim_comparison(folder: Path, document: dict[str, Any]) -> Comparison:
     """A ``sim`` run beside the published rows of the system it simulates."""
-    params = document["sut"].get("params") or {}
-    name = get_accelerator(params.get("accelerator", "h100-sxm")).name
-    count = int(params.get("count", 8))
-    result = compare_run(folder, accelerator=name, gpu=name, gpus=count, limit=5)
-    cmp = result.comparison
+    # The same call as ``compare`` and ``report``: one figure on every surface.
+    cmp = compare_run(folder).comparison
     label = f"{document['sut']['name']} — {NOT_MEASURED}"
     notes = [*cmp.notes, _duration_note(document)]
     return dataclasses.replace(

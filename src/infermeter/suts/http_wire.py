@@ -17,6 +17,14 @@ from infermeter.suts.openai_request import OpenAIConfig
 # Spare descriptors over the pool's connections (the loop, pipes, log files).
 FD_HEADROOM = 64
 
+# A pooled connection idle this long is closed, not reused: servers drop idle
+# keep-alive connections after a few seconds (cpp-httplib in llama-server,
+# uvicorn and Node after 5 s), and a request written into one just as the
+# server drops it is lost unsent ("Can not write request body"). aiohttp's own
+# limit (15 s) is past theirs. Below one request per 4 s a connection, each
+# request opens its own (a LAN connect: well under a millisecond).
+KEEPALIVE_S = 4.0
+
 
 class HttpStatusError(Exception):
     """A non-200 answer; its message is the status and the server's own words."""
@@ -47,7 +55,10 @@ def open_session(config: OpenAIConfig) -> aiohttp.ClientSession:
     """
     raise_fd_limit(config.max_connections + FD_HEADROOM)
     connector = aiohttp.TCPConnector(
-        limit=config.max_connections, limit_per_host=0, ttl_dns_cache=300
+        limit=config.max_connections,
+        limit_per_host=0,
+        ttl_dns_cache=300,
+        keepalive_timeout=KEEPALIVE_S,
     )
     connect_s = config.timeouts.connect_s
     return aiohttp.ClientSession(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,17 @@ from infermeter.suts.prompts import Prompt
 from infermeter.suts.routing import RoutingConfig
 
 APIS = ("completions", "chat", *openai_media.MEDIA_APIS)
+
+# A bearer token wherever it is echoed (a header, JSON, a log line), even when
+# it is not the key we sent (a gateway's own) or only part of it.
+_BEARER = re.compile(r"(?i)\b(bearer)\s+[^\s\"'<>,;}\]]+")
+
+
+def redact(text: str, key: ApiKey | None = None) -> str:
+    """``text`` with ``key`` and any ``Bearer <token>`` replaced by ``***``."""
+    if key is not None and key.value:
+        text = text.replace(key.value, "***")
+    return _BEARER.sub(r"\1 ***", text)
 
 
 class ApiKey:
@@ -66,8 +78,9 @@ class ApiKey:
         return f"Bearer {self._value}"
 
     def redact(self, text: str) -> str:
-        """``text`` with the key replaced, for anything that leaves the process."""
-        return text.replace(self._value, "***") if self._value else text
+        """``text`` with the key (and any bearer token) replaced, for anything
+        that leaves the process."""
+        return redact(text, self)
 
     def __repr__(self) -> str:
         return "ApiKey(***)"

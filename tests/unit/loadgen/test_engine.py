@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from infermeter.loadgen.interfaces import CompletionSink, QueryBatch
+from infermeter.loadgen.logs.summary_file import render_summary
 from infermeter.loadgen.runner import run_test
 from infermeter.loadgen.settings import Mode, RunSettings, Scenario
 from infermeter.suts.fake import FakeSUT
@@ -341,3 +342,23 @@ def test_too_many_outstanding_queries_ends_the_server_run() -> None:
     assert s.query_count == 5
     assert "Too many outstanding queries." in s.errors
     assert not s.valid
+
+
+def test_a_server_run_where_nothing_completed_has_no_rate_and_misses_its_bounds() -> (
+    None
+):
+    clock = ManualClock()
+    sut = FakeSUT(clock, latency_ns=1 * MS, fail_every=1)
+    outcome = run_test(sut, InMemoryQSL(64), settings(Scenario.SERVER), clock=clock)
+    s = outcome.summary
+    assert s is not None
+    assert s.sample_count == 0 and s.samples_failed > 0
+    # LoadGen's (samples - 1) / time would be negative here.
+    assert s.completed_samples_per_second == 0.0
+    assert s.scheduled_samples_per_second == 0.0
+    assert s.qps_with_loadgen_overhead == 0.0
+    assert s.perf_constraints_met is False
+    assert "No sample completed" in s.perf_recommendation
+    text = render_summary(s, sut_name="fake", warnings=0, errors=0)
+    assert "Performance constraints satisfied : NO" in text
+    assert "-0." not in text

@@ -35,6 +35,7 @@ def test_report_embeds_plotly_and_one_chart_per_view(tmp_path):
         "Latency histogram",
         "TTFT",
         "TPOT",
+        "Output length",
         "Throughput (tokens/s)",
         "Requests in flight",
         "Issue lateness",
@@ -108,6 +109,38 @@ def test_sweep_points_and_pareto(tmp_path):
     assert pareto["data"][0]["y"] == [600.0, 100.0]
 
 
+def test_a_non_streamed_sweep_is_reported_with_its_load_on_each_point(tmp_path):
+    # What ``sweep --sut-opt stream=false`` writes: no TPOT, a latency and lengths.
+    sweep = tmp_path / "sweep"
+    for name, concurrency, latency_ms in (("00_c1", 1, 10.0), ("01_c4", 4, 20.0)):
+        folder = sweep / name / "performance"
+        folder.mkdir(parents=True)
+        data = {
+            "tps": 400.0 * concurrency / latency_ms,
+            "ttft": {"total": 0},
+            "tpot": {"total": 0},
+            "latency": {"percentiles": {"90": latency_ms * 1e6}},
+            "output_sequence_lengths": {"avg": 4.0},
+            "run_config": {"load": {"mode": "concurrency", "concurrency": concurrency}},
+        }
+        (folder / "result_summary.json").write_text(json.dumps(data))
+    points = sweep_points(sweep)
+    # 4 tokens in 10 ms and 20 ms: 400 and 200 tokens/s for one user.
+    assert [p["tps_per_user"] for p in points] == [400.0, 200.0]
+    pareto = _charts(build_report([], sweeps=[sweep]))[0]["figure"]
+    assert pareto["data"][0]["text"] == ["concurrency 4", "concurrency 1"]
+
+
+def test_the_pareto_chart_marks_the_front_and_labels_every_point(tmp_path):
+    sweep = tmp_path / "sweep"
+    _point(sweep / "c1", 100.0, 10.0, endpoints=True)
+    _point(sweep / "c2", 80.0, 20.0, endpoints=True)  # slower for each and in total
+    _point(sweep / "c8", 600.0, 20.0, endpoints=False)
+    front, every = _charts(build_report([], sweeps=[sweep]))[0]["figure"]["data"]
+    assert (front["name"], every["name"]) == ("Pareto front", "every point")
+    assert front["y"] == [600.0, 100.0] and sorted(every["y"]) == [80.0, 100.0, 600.0]
+
+
 def test_empty_sweep_is_one_line(tmp_path):
     (tmp_path / "s" / "p").mkdir(parents=True)
     (tmp_path / "s" / "p" / "result_summary.json").write_text("{}")
@@ -141,3 +174,50 @@ def test_cli_report_with_comparison_and_cost(tmp_path):
     assert "result ID v4.1-0043" in html and "per_million_tokens" in html
     assert "result ID v4.1-0046" not in html
     assert "not verified by MLCommons" in html
+
+
+def test_the_headline_puts_the_figure_and_p99s_beside_their_bounds_first(tmp_path):
+    folder = write_run(tmp_path / "r", scenario="Server", sut_kind="openai")
+    doc = json.loads((folder / "run.json").read_text())
+    doc["sut"]["name"] = "openai"  # the kind and the name alike: said once
+    doc["settings"]["requested"] = {"ttft_latency": 2_000_000_000, "tpot_latency": 1}
+    (folder / "run.json").write_text(json.dumps(doc))
+    html = build_report([load_run(folder)])
+    head = html[html.index('<div class="headline">') :]
+    head = head[: head.index("</div></div>")]
+    assert head.index("tokens/s") < head.index("TTFT p99") < head.index("TPOT p99")
+    assert '"figure ok"><span class="value">' in head  # TTFT within 2 s
+    assert '"figure over"><span class="value">' in head  # TPOT over 1 ns
+    assert "bound 2,000 ms" in head
+    assert html.index('class="headline"') < html.index("<h3>Metrics</h3>")
+    assert "SUT openai ·" in html and "openai openai" not in html
+    ttft = next(
+        c["figure"]
+        for c in _charts(html)
+        if c["figure"]["layout"]["title"]["text"] == "TTFT"
+    )
+    assert [s["x0"] for s in ttft["layout"]["shapes"]] == [2000.0]
+
+
+def test_no_chart_for_a_series_that_never_moved_and_no_python_reprs(tmp_path):
+    from infermeter.report import server_charts
+
+    def series(key: str, values: list[float | None]) -> dict:
+        t = [float(i) for i in range(len(values))]
+        return {"key": key, "title": key, "unit": "n", "source": 0, "t_s": t,
+                "values": values}  # fmt: skip
+
+    data = {
+        "sources": [{"url": "http://x/metrics"}],
+        "series": [series("running", [0, 3, 2]), series("preemptions", [0, 0, None])],
+    }
+    titles = [f["layout"]["title"]["text"] for f in server_charts.figures(data)]
+    assert titles == ["running"]  # preemptions stayed 0: no empty chart
+    folder = write_run(tmp_path / "r", gpu=None)
+    html = build_report([load_run(folder)])
+    env = html[html.index("<h3>Environment</h3>") :]
+    env = env[: env.index("</table>")]
+    assert "None" not in env and "{'" not in env and "[]" not in env
+    assert "<th>gpu</th><td>-</td>" in env and "numpy " in env
+    charts = [c["figure"]["layout"]["title"]["text"] for c in _charts(html)]
+    assert "Output length" in charts

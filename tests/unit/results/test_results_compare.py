@@ -108,11 +108,30 @@ def test_no_rows_says_how_to_get_some(tmp_path):
 
 
 def test_run_gpu_comes_from_run_json_environment(tmp_path):
-    run = load_run(
-        write_run(tmp_path / "r", gpu={"name": "NVIDIA H100 80GB HBM3", "count": 2})
-    )
+    gpu = {"name": "NVIDIA H100 80GB HBM3", "count": 2}
+    run = load_run(write_run(tmp_path / "r", gpu=gpu, sut_kind="torch_llm"))
     figure = run_figure(run)
     assert (figure.accelerator, figure.accelerators) == ("h100-sxm", 2)
+
+
+@pytest.mark.parametrize("kind", ["openai", "fake", "null"])
+def test_an_endpoint_or_fake_run_is_not_given_the_hosts_gpus(tmp_path, kind):
+    # A mock or fleet run on a machine with 8 H200s is not an 8x H200 system.
+    gpu = {"name": "NVIDIA H200", "count": 8}
+    run = load_run(write_run(tmp_path / "r", gpu=gpu, sut_kind=kind))
+    figure = run_figure(run)
+    assert (figure.accelerator, figure.accelerators) == (None, None)
+    result = compare(figure, headline_results())
+    assert result.best is None
+    assert not any("Best match" in n for n in result.notes)
+
+
+def test_a_sim_run_is_the_system_it_simulates(tmp_path):
+    params = {"accelerator": "h100-sxm", "count": "8"}
+    run = load_run(write_run(tmp_path / "r", sut_kind="sim", sut_params=params))
+    figure = run_figure(run)
+    assert (figure.accelerator, figure.accelerators) == ("h100-sxm", 8)
+    assert figure.label.endswith("simulated")
 
 
 def test_compare_run_reports_measured_tokens_per_joule(tmp_path):

@@ -87,6 +87,24 @@ def test_tensorrt_llm_reads_label_values() -> None:
     )
 
 
+# llama-server --metrics (its own names, not vLLM's); counters it also exports
+# (tokens predicted, decodes) map to no series here.
+LLAMA_CPP = """\
+# TYPE llamacpp:requests_processing gauge
+llamacpp:requests_processing 3
+# TYPE llamacpp:requests_deferred gauge
+llamacpp:requests_deferred 5
+# TYPE llamacpp:tokens_predicted_total counter
+llamacpp:tokens_predicted_total 39080
+# TYPE llamacpp:n_busy_slots_per_decode gauge
+llamacpp:n_busy_slots_per_decode 2.5
+"""
+
+
+def test_llama_server() -> None:
+    assert _read(LLAMA_CPP) == {"running": 3.0, "waiting": 5.0}
+
+
 def test_dcgm_power_sums_gpus_and_utilisation_averages() -> None:
     assert _read(DCGM) == {"gpu_power": 700.0, "gpu_utilization": 80.0}
 

@@ -30,6 +30,7 @@ def test_equal_issue_pads_to_the_loaded_set_not_the_benchmarks_count() -> None:
     line, issued = _server(1_024)
     assert issued == 1_024
     assert line.startswith("1,024 queries at 200 QPS ≈ 5 s")
+    assert "(equal issue: each of the 1,024 loaded samples as often)" in line
     assert "--performance-sample-count N shortens it" in line
 
 
@@ -45,4 +46,4 @@ def test_the_duration_decides_without_equal_issue() -> None:
     # Poisson: the plan is the expected count (+1 %); the draw lands near it.
     assert abs(queries - issued) <= 0.1 * issued
     assert np.isclose(queries, 606, atol=10)
-    assert "shortens it" not in line
+    assert "shortens it" not in line and line.endswith("(the minimum duration, 3 s)")

@@ -61,3 +61,38 @@ def test_percentiles_and_cpu_meter() -> None:
     with CpuMeter() as meter:
         sum(i * i for i in range(200_000))
     assert meter.cpu_s > 0 and meter.wall_s > 0
+
+
+def test_one_late_send_of_a_few_is_an_outlier_not_a_bottleneck() -> None:
+    # 8 requests at 1/s: the first opened its connection (14 ms); p99 is the max.
+    scheduled = np.arange(8, dtype=np.int64) * 1_000_000_000
+    sent = scheduled + 200_000
+    sent[0] += 14_000_000
+    cert = certify(
+        scheduled_ns=scheduled, issued_ns=scheduled, sent_ns=sent, cpu_s=0.01, wall_s=8
+    )
+    assert cert.send_lateness_ns["p99"] > 1_000_000
+    assert not cert.client_bound and cert.reasons == []
+    sent[1] += 14_000_000  # two late: the client did fall behind
+    cert = certify(
+        scheduled_ns=scheduled, issued_ns=scheduled, sent_ns=sent, cpu_s=0.01, wall_s=8
+    )
+    assert cert.client_bound
+
+
+def test_late_sends_from_an_idle_client_blame_the_busy_machine_not_the_client() -> None:
+    # A server on the same two cores held the CPU: the client used 8 % of a core.
+    scheduled = np.arange(200, dtype=np.int64) * 10_000_000
+    sent = scheduled + 100_000
+    sent[::20] += 300_000_000  # 5 % of sends 300 ms late
+    cert = certify(
+        scheduled_ns=scheduled, issued_ns=scheduled, sent_ns=sent, cpu_s=0.16, wall_s=2
+    )
+    assert cert.client_bound
+    assert len(cert.advice) == 1 and "busy elsewhere" in cert.advice[0]
+    assert "--workers" not in cert.advice[0]
+    # A client that used its core: more client processes are the advice.
+    busy = certify(
+        scheduled_ns=scheduled, issued_ns=scheduled, sent_ns=sent, cpu_s=1.9, wall_s=2
+    )
+    assert "--workers" in busy.advice[0]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -69,7 +71,11 @@ def test_other_suts_and_scenarios_are_left_alone() -> None:
     fake = RunRequest(sut="fake")
     assert with_sim_defaults(fake, "llama2-70b") is fake
     offline = RunRequest(scenario=Scenario.OFFLINE)
-    assert with_sim_defaults(offline, "llama2-70b") is offline
+    named = with_sim_defaults(offline, "llama2-70b")
+    # Only the simulated system is named (for comparisons): nothing else changes.
+    assert named == dataclasses.replace(
+        offline, sut_options={"accelerator": "h100-sxm", "count": "8"}
+    )
 
 
 def test_non_llm_benchmarks_and_bad_numbers_are_one_line_errors() -> None:

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from infermeter.errors import ConfigError
 from infermeter.loadgen.settings import Mode
 from infermeter.runs.compliance.configs import audit_config_text, parse_test
 from infermeter.runs.compliance.layout import (
@@ -53,6 +54,10 @@ class AuditReport:
         return self.result.passed
 
 
+# SUTs whose accuracy log holds answer text, not token ids.
+TEXT_SUTS = ("openai",)
+
+
 def run_audit(
     test: str,
     request: RunRequest,
@@ -63,6 +68,7 @@ def run_audit(
 ) -> AuditReport:
     """Reference runs, the audit run and the verification of ``test``."""
     test = parse_test(test)
+    _refuse_text_answers(test, request)
     folder = request.output_dir or _default_folder(request, test)
     runs = folder / "runs"
     runs.mkdir(parents=True, exist_ok=True)
@@ -125,3 +131,14 @@ def _publish(source: Path, target: Path, names: tuple[str, ...]) -> None:
     target.mkdir(parents=True, exist_ok=True)
     for name in names:
         shutil.copy2(source / name, target / name)
+
+
+def _refuse_text_answers(test: str, request: RunRequest) -> None:
+    """TEST06 reads the logged answers as int32 token ids: text read that way is
+    noise that passes or fails by chance (``tok `` is 4 bytes, one "id")."""
+    if test == "TEST06" and request.sut in TEXT_SUTS:
+        raise ConfigError(
+            f"TEST06 checks token ids, but the {request.sut} SUT logs answer text; "
+            "run TEST01 or TEST04 against it, or TEST06 with a SUT that returns "
+            "token ids (--sut torch_llm)"
+        )

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from infermeter.errors import MissingDependencyError
+
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 # MLPerf uses nltk.sent_tokenize (punkt data, a download); a split after
 # ., ! or ? followed by whitespace gives the same lines on ordinary prose.
@@ -42,7 +44,10 @@ def _identical_scores(tokens: int) -> dict[str, float]:
 
 def rouge(predictions: Sequence[str], references: Sequence[str]) -> dict[str, float]:
     """Mean ROUGE F1 x 100 per type: rouge1, rouge2, rougeL, rougeLsum."""
-    from rouge_score import rouge_scorer, tokenizers
+    try:
+        from rouge_score import rouge_scorer, tokenizers
+    except ImportError:
+        raise MissingDependencyError("rouge-score", "accuracy") from None
 
     if len(predictions) != len(references):
         raise ValueError("predictions and references differ in length")

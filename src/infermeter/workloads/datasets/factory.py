@@ -119,6 +119,12 @@ def build_qsl(
             raise DatasetPathError(
                 f"Dataset file {str(path)!r} not found; check the path."
             )
+        if path.is_dir() and not any(path.iterdir()):
+            # Its benchmark's format would name it (a pickle, a JSON file).
+            raise DatasetPathError(
+                f"Dataset {str(path)!r} is an empty folder; pass the dataset file "
+                "(or a folder that holds it)"
+            )
         with unreadable_as_dataset_error(repr(str(path))):
             source = _read(path, fmt or _guess_format(path, benchmark), opts)
     perf = opts.performance_sample_count or benchmark.performance_sample_count or None

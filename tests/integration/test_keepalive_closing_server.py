@@ -1,0 +1,168 @@
+"""Servers that close keep-alive connections on their own (llama-server's
+cpp-httplib drops a connection idle for 5 s): the client loses no request.
+
+The server here is raw asyncio, so it can do what aiohttp's own server never
+does: answer with keep-alive announced (HTTP/1.1, no ``Connection: close``) and
+then drop the connection when the next request arrives on it (the server's
+timer fired as the request came: the worst case of that race, made certain).
+A client that reuses such a connection writes into a reset socket: "Can not
+write request body", a sample that never reached the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from infermeter.loadgen.interfaces import QueryBatch
+from infermeter.suts import http_wire
+from infermeter.suts.http_local import OpenAIHttpSUT
+from infermeter.suts.openai_request import OpenAIConfig
+from infermeter.suts.prompts import SyntheticPrompts
+from infermeter.testing import RecordingSink
+
+pytestmark = pytest.mark.integration
+
+_ANSWER = json.dumps(
+    {
+        "choices": [{"text": "a b", "finish_reason": "length"}],
+        "usage": {"completion_tokens": 2},
+    }
+).encode()
+
+
+class _Connection(asyncio.Protocol):
+    def __init__(self, server: ClosingServer) -> None:
+        self.server = server
+        self.buffer = b""
+        self.answered_at: float | None = None
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.server.connections += 1
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        head, sep, rest = self.buffer.partition(b"\r\n\r\n")
+        if not sep:
+            return
+        length = 0
+        for line in head.split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        if len(rest) < length:
+            return
+        self.buffer = rest[length:]
+        assert self.transport is not None
+        if self.answered_at is not None and self.server.drops(self.answered_at):
+            self.server.dropped += 1
+            self.transport.abort()  # RST: the request is lost unread
+            return
+        self.server.answered += 1
+        self.transport.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n%s" % (len(_ANSWER), _ANSWER)
+        )
+        self.answered_at = time.monotonic()
+
+
+class ClosingServer:
+    """Drops a kept-alive connection when a request comes after it idled
+    ``idle_s`` (0: after every response)."""
+
+    def __init__(self, idle_s: float) -> None:
+        self.idle_s = idle_s
+        self.connections = self.answered = self.dropped = 0
+        self._loop = asyncio.new_event_loop()
+
+    def drops(self, answered_at: float) -> bool:
+        return time.monotonic() - answered_at >= self.idle_s
+
+    def start(self) -> str:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(128)
+        threading.Thread(target=self._loop.run_forever, daemon=True).start()
+        make = self._loop.create_server(lambda: _Connection(self), sock=sock)
+        self._server = asyncio.run_coroutine_threadsafe(make, self._loop).result()
+        return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+
+    def stop(self) -> None:
+        self._loop.call_soon_threadsafe(self._server.close)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+
+
+def _batch(n: int, start: int) -> QueryBatch:
+    ids = np.arange(start, start + n, dtype=np.int64)
+    return QueryBatch(ids, ids % 8, np.zeros(n, dtype=np.int64))
+
+
+def _rounds(url: str, pause_s: float, rounds: int = 3, n: int = 4) -> RecordingSink:
+    """``rounds`` bursts of ``n`` requests with ``pause_s`` of silence between."""
+    prompts = SyntheticPrompts(8, input_tokens=4, output_tokens=2)
+    sink = RecordingSink()
+    with OpenAIHttpSUT(OpenAIConfig(url=url, model="m", stream=False), prompts) as sut:
+        for r in range(rounds):
+            sut.issue_query(_batch(n, r * n), sink)
+            assert sink.wait((r + 1) * n, timeout_s=20)
+            time.sleep(pause_s)
+    return sink
+
+
+@pytest.fixture
+def idle_closing(monkeypatch: pytest.MonkeyPatch) -> Iterator[ClosingServer]:
+    # The server's idle limit, scaled down from cpp-httplib's 5 s (and the
+    # client's own limit with it) so the test takes a second, not 15.
+    monkeypatch.setattr(http_wire, "KEEPALIVE_S", http_wire.KEEPALIVE_S * 0.1)
+    server = ClosingServer(idle_s=0.5)
+    yield server
+    server.stop()
+
+
+def test_connections_idle_past_a_servers_limit_are_not_reused(
+    idle_closing: ClosingServer,
+) -> None:
+    url = idle_closing.start()
+    sink = _rounds(url, pause_s=0.6)
+    assert sink.failed == {}, sink.failed
+    assert len(sink.completed) == 12 and idle_closing.dropped == 0
+    # Connections were still reused inside each burst's keep-alive window.
+    assert idle_closing.answered == 12
+
+
+def test_connections_idle_within_the_limit_are_reused(
+    idle_closing: ClosingServer,
+) -> None:
+    url = idle_closing.start()
+    sink = _rounds(url, pause_s=0.05)
+    assert sink.failed == {} and len(sink.completed) == 12
+    assert idle_closing.connections <= 4  # no new connection per request
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "a server that announces keep-alive and drops the connection right after "
+        "the response: only a resend of a request the server never read (or no "
+        "reuse after the first such drop) avoids the loss; the client's connection "
+        "code is being restructured (see the report of issue 37)"
+    ),
+)
+def test_a_server_dropping_every_kept_alive_connection_loses_no_request() -> None:
+    server = ClosingServer(idle_s=0.0)
+    url = server.start()
+    try:
+        sink = _rounds(url, pause_s=0.05)
+    finally:
+        server.stop()
+    assert sink.failed == {}, sink.failed
