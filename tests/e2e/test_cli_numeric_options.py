@@ -100,8 +100,10 @@ def _invoke(command: str, args: list[str]) -> Result:
     if command not in SERVERS:
         return run_main(*command.split(), *args)
     cmd = [sys.executable, "-m", "infermeter", *command.split(), *args]
+    # A refused number exits within a second; a busy machine can take tens of
+    # seconds just to start four interpreters, so only a long wait means serving.
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:
         return Result(0, "", "it started serving: the number was accepted")
     return Result(done.returncode, done.stdout, done.stderr)

@@ -81,7 +81,10 @@ def synth_command(
 
 @agentic_app.command("run")
 def run_command(
-    url: Annotated[str, typer.Option(help="The endpoint's base URL (…/v1).")],
+    url: Annotated[
+        str,
+        typer.Option(help="The endpoint's base URL, e.g. http://127.0.0.1:8000/v1."),
+    ],
     model: Annotated[str, typer.Option(help="Model name to request.")],
     output_dir: Annotated[Path, typer.Option(help="A new folder for the results.")],
     dataset: Annotated[

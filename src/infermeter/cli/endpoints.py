@@ -244,8 +244,8 @@ def run_command(
     """Run the curve's points by the MLPerf Endpoints v1.0 rules: fixed concurrency,
     a warmup run excluded and declared, whole dataset passes drawn with replacement
     (covering §6.2's 600 s / 1,200 s window; 4 for a windowable steady state), seeds
-    from a published set, the steady state judged as the checker judges it.
-    infermeter results (unverified). With --config (repeatable), each point is one
+    from a published set, the steady state judged as the checker judges it; its
+    figures are infermeter results (unverified). With --config (repeatable), each point is one
     of the reference client's YAML configs (concurrency load pattern), run on
     infermeter's engine: endpoint, model, level, seeds, window, max_new_tokens and the
     JSONL dataset's "prompt" rows come from the files.
