@@ -34,7 +34,8 @@ ray = pytest.importorskip("ray")
 
 from infermeter.suts.ray_actors import RayHttpSUT  # noqa: E402
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+# One local Ray cluster at a time: ``--ray auto`` joins whichever runs.
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 
 @pytest.fixture(scope="module")
