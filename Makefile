@@ -42,7 +42,7 @@ typecheck: $(VENV)/.dev-installed
 
 # The suite on every core: a test file runs whole on one worker (tests/conftest.py).
 test: $(VENV)/.dev-installed lint typecheck
-	$(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
+	$(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # Refit the performance model's shipped coefficients from ../shared (docs/perfmodel.md).
 COEFFICIENTS := src/infermeter/perfmodel/data/coefficients.json

@@ -56,8 +56,7 @@ from infermeter.testing.verdicts import only_latency_reasons
 from tests.cli_main import flat
 from tests.e2e.examples_world import ROOT, SHARED, World, build_world
 
-# One local Ray cluster at a time: ``--ray auto`` joins whichever runs.
-pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.xdist_group("ray")]
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 COMMANDS = set(build_command().commands)
 PLACEHOLDERS = {"RUN": "runs/a", "RUN_A": "runs/a", "RUN_B": "runs/b",
@@ -467,10 +466,9 @@ class Runner:
 def _planned(session: pytest.Session) -> list[Example]:
     """The examples of this module's tests that this process runs, in their order.
 
-    Under xdist the module runs whole on one worker (``--dist loadgroup`` or
-    ``loadfile``); with another mode each example runs when its test asks."""
-    if session.config.getoption("dist", "no") not in ("no", "loadfile", "loadgroup"):
-        return []
+    Under xdist the module runs whole on one worker (``--dist loadfile``,
+    tests/conftest.py); a mode that splits it runs examples no test here reads.
+    """
     return [
         item.callspec.params["example"]
         for item in session.items

@@ -34,8 +34,7 @@ ray = pytest.importorskip("ray")
 
 from infermeter.suts.ray_actors import RayHttpSUT  # noqa: E402
 
-# One local Ray cluster at a time: ``--ray auto`` joins whichever runs.
-pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.xdist_group("ray")]
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
