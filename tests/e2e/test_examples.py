@@ -290,7 +290,7 @@ SEARCH_POINTS = 20  # a --search sweep's most probes
 # Around a run's or a point's arrivals: its drain (the requests in flight when
 # the arrivals end), its records and files.
 DRAIN_S = 2.0
-RAY_S = 15.0  # a local Ray cluster and its actors started (``--ray``)
+RAY_S = 30.0  # a local Ray cluster (a dozen processes) and its actors started
 
 
 def _value(argv: list[str], flag: str) -> str | None:
