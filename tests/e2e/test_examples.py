@@ -50,10 +50,10 @@ from pathlib import Path
 import pytest
 
 from infermeter.cli.main import build_command
-from infermeter.cli.options import parse_duration_ms
 from infermeter.servers.mock import MockConfig, MockProcess
 from infermeter.testing.verdicts import only_latency_reasons
 from tests.cli_main import flat
+from tests.e2e import examples_budget
 from tests.e2e.examples_world import ROOT, SHARED, World, build_world
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -275,53 +275,19 @@ def _resolve(example: Example, world: World, cwd: Path, urls: list[str]) -> list
 # scaled to the wall time its flags ask for: a slow example fails alone.
 
 PARALLEL = 6
-# A process start, imports, a model built, a run's pre- and post-processing: on
-# a machine whose cores are taken by others, the part of an example its flags
-# do not time.
-START_S = 120.0
-# A machine busy with other work runs an example 2-3x slower than a quiet one.
-SLOWDOWN = 3.0
 # Around the example: the module's world and mock servers, built in the first
 # test that reads an example, and a budget's process kill.
 HARNESS_S = 120.0
-DEFAULT_RUN_S = 20.0  # ``infermeter run`` without --min-duration: 20 s of arrivals
-DEFAULT_POINT_S = 10.0  # a sweep point without --duration
-SEARCH_POINTS = 20  # a --search sweep's most probes
-# Around a run's or a point's arrivals: its drain (the requests in flight when
-# the arrivals end), its records and files.
-DRAIN_S = 2.0
-RAY_S = 30.0  # a local Ray cluster (a dozen processes) and its actors started
-
-
-def _value(argv: list[str], flag: str) -> str | None:
-    return argv[argv.index(flag) + 1] if flag in argv[:-1] else None
 
 
 def work_s(example: Example) -> float:
-    """The wall time the example's flags (as tests run it) ask for on a quiet machine."""
-    argv = _with_flags(example.argv, example.test_flags())
-    return (RAY_S if "--ray" in argv else 0.0) + _arrivals_s(example.command, argv)
-
-
-def _arrivals_s(command: str, argv: list[str]) -> float:
-    if command == "run":
-        duration = _value(argv, "--min-duration")
-        if duration is None:
-            return DEFAULT_RUN_S + DRAIN_S
-        return parse_duration_ms(duration, flag="--min-duration") / 1000 + DRAIN_S
-    if command == "sweep":
-        point = float(_value(argv, "--duration") or DEFAULT_POINT_S)
-        listed = _value(argv, "--concurrency") or _value(argv, "--rates")
-        # Listed points, a search's probes, or one point (a trace replayed).
-        unlisted = SEARCH_POINTS if "--search" in argv else 1
-        points = len(listed.split(",")) if listed else unlisted
-        return points * (point + DRAIN_S)
-    return 0.0
+    """The wall time the example asks for, as tests run it (its test flags set)."""
+    return examples_budget.work_s(_with_flags(example.argv, example.test_flags()))
 
 
 def budget_s(example: Example) -> float:
-    """Seconds the example may take: its start plus its work, on a busy machine."""
-    return START_S + SLOWDOWN * work_s(example)
+    """Seconds the example may take from its start (``examples_budget.py``)."""
+    return examples_budget.budget_s(_with_flags(example.argv, example.test_flags()))
 
 
 @dataclass
