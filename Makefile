@@ -5,6 +5,8 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 # CPU build; an unpinned torch pulls several GB of CUDA wheels.
 TORCH_SPEC ?= torch==2.13.0
+# pytest-xdist workers for `make test` (auto: one per core; 0: one process).
+TEST_WORKERS ?= auto
 
 .PHONY: run test lint typecheck venv dev clean coefficients
 
@@ -38,8 +40,9 @@ lint: $(VENV)/.dev-installed
 typecheck: $(VENV)/.dev-installed
 	$(VENV)/bin/mypy
 
+# The suite on every core: a test file runs whole on one worker (tests/conftest.py).
 test: $(VENV)/.dev-installed lint typecheck
-	$(VENV)/bin/python -m pytest -q
+	$(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # Refit the performance model's shipped coefficients from ../shared (docs/perfmodel.md).
 COEFFICIENTS := src/infermeter/perfmodel/data/coefficients.json

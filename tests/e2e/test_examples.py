@@ -18,12 +18,19 @@ Each example runs in a fresh copy of a world (``examples_world.py``) that
 holds the files examples name, and two mock endpoints (a pair no other example
 uses while it runs) stand in for
 ``http://127.0.0.1:80xx/v1``, ``URL``, ``URL1`` and ``URL2``. Placeholders
-``RUN``, ``RUN_A``, ``RUN_B`` and ``RUN_DIR`` are run folders.
+``RUN``, ``RUN_A``, ``RUN_B`` and ``RUN_DIR`` are run folders. An example that
+reads a published round from ../shared (``--results v5.1``, ``model calibrate``)
+is skipped, naming the file, on a clone with no ../shared beside it.
+
+Each example is its own test with its own time budget, scaled to the wall time
+its flags ask for (``budget_s``): one slow example fails alone, and a machine
+busy with other work (2-3x slower) still passes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import queue
@@ -36,7 +43,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +53,7 @@ from infermeter.cli.main import build_command
 from infermeter.servers.mock import MockConfig, MockProcess
 from infermeter.testing.verdicts import only_latency_reasons
 from tests.cli_main import flat
+from tests.e2e import examples_budget
 from tests.e2e.examples_world import ROOT, SHARED, World, build_world
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -59,6 +67,7 @@ OUTPUTS = {"--output-dir", "-o", "--output", "--out", "--write"}
 BOTTLENECK = "the client may be the bottleneck"
 SERVERS = {"serve-mock", "serve-sim"}
 ENDPOINT_URL = re.compile(r"^https?://([^/]+)/v1$")
+ROUND = re.compile(r"v?\d+\.\d+")  # a published round: v4.1
 
 
 @dataclass(frozen=True)
@@ -260,12 +269,25 @@ def _resolve(example: Example, world: World, cwd: Path, urls: list[str]) -> list
 
 
 # -- running ----------------------------------------------------------------------
-# Most examples wait on real time (a 20 s run, a 10 s sweep point): they run
-# side by side, each in its own process and folder, and each test then reads
-# its example's outcome.
+# Most examples wait on real time (a 20 s run, a 10 s sweep point): PARALLEL of
+# them run side by side, each in its own process and folder, started ahead of
+# the tests that read them. Each has a budget of its own, from its own start,
+# scaled to the wall time its flags ask for: a slow example fails alone.
 
 PARALLEL = 6
-TIMEOUT_S = 280
+# Around the example: the module's world and mock servers, built in the first
+# test that reads an example, and a budget's process kill.
+HARNESS_S = 120.0
+
+
+def work_s(example: Example) -> float:
+    """The wall time the example asks for, as tests run it (its test flags set)."""
+    return examples_budget.work_s(_with_flags(example.argv, example.test_flags()))
+
+
+def budget_s(example: Example) -> float:
+    """Seconds the example may take from its start (``examples_budget.py``)."""
+    return examples_budget.budget_s(_with_flags(example.argv, example.test_flags()))
 
 
 @dataclass
@@ -274,9 +296,10 @@ class Outcome:
     output: str = ""
     skip: str | None = None
     cwd: Path | None = None  # where the example ran (what it wrote is there)
+    seconds: float = 0.0  # from its start to its end
 
 
-def _serve(argv: list[str], cwd: Path, env: dict[str, str]) -> Outcome:
+def _serve(argv: list[str], cwd: Path, env: dict[str, str], budget: float) -> Outcome:
     """Start a server example, wait for its /v1/models, stop it."""
     port = argv[argv.index("--port") + 1]
     proc = subprocess.Popen(
@@ -288,7 +311,7 @@ def _serve(argv: list[str], cwd: Path, env: dict[str, str]) -> Outcome:
         text=True,
     )
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + budget
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 return Outcome(proc.returncode or 1, proc.communicate()[0])
@@ -298,33 +321,55 @@ def _serve(argv: list[str], cwd: Path, env: dict[str, str]) -> Outcome:
                     return Outcome(0)
             except OSError:
                 time.sleep(0.2)
-        return Outcome(1, f"{argv} did not answer on port {port} in 120 s")
+        return Outcome(1, f"{argv} did not answer on port {port} in {budget:.0f} s")
     finally:
         proc.terminate()
         proc.wait(30)
 
 
+def shared_needed(example: Example) -> str | None:
+    """Why the example cannot run on this clone: a ../shared file it reads is absent.
+
+    A published round (``--results v5.1``; ``model calibrate`` reads v4.1 and
+    v5.1 without one) is a file of ../shared, read in place, never copied, as
+    are the world's ``summary_results.json`` (v4.1) and any ``../shared/`` path.
+    """
+    argv = example.argv
+    rounds = [v for f, v in itertools.pairwise(argv) if f == "--results"]
+    if argv[:2] == ["model", "calibrate"] and not rounds:
+        rounds = ["v4.1", "v5.1"]  # its default
+    files = [
+        f"summary_results_{r if r.startswith('v') else 'v' + r}.json"
+        for r in rounds
+        if ROUND.fullmatch(r)
+    ]
+    if "summary_results.json" in example.text:
+        files.append("summary_results_v4.1.json")
+    files += re.findall(r"\.\./shared/data/mlperf/(\S+)", example.text)
+    for name in files:
+        if not (SHARED / name).exists():
+            return f"needs ../shared/data/mlperf/{name}, absent beside this clone"
+    return None
+
+
 def _run_one(example: Example, world: World, folder: Path, urls: list[str]) -> Outcome:
     if example.needs() is not None:
         return Outcome(skip=f"needs {example.needs()}")
-    if (
-        "summary_results.json" in example.text
-        and not (world.template / "summary_results.json").exists()
-    ):
-        return Outcome(skip="needs ../shared/data/mlperf/summary_results_v4.1.json")
+    absent = shared_needed(example)
+    if absent is not None:
+        return Outcome(skip=absent)
     cwd = folder / "cwd"
     world.copy_to(cwd)
     if "../shared/" in example.text:  # a path from a checkout beside ../shared
-        if not SHARED.exists():
-            return Outcome(skip="needs ../shared")
         (folder / "shared").symlink_to(SHARED.parents[1])
     # One torch thread: examples run side by side on few cores (spin-waits).
     env = {**os.environ, "INFERMETER_HOME": str(cwd), "OPENAI_API_KEY": "sk-example",
            "OMP_NUM_THREADS": "1",
            "COLUMNS": "200"}  # fmt: skip
     argv = _resolve(example, world, cwd, urls)
+    budget = budget_s(example)
     if example.command in SERVERS:
-        return _serve(argv, cwd, env)
+        return _serve(argv, cwd, env, budget)
     try:
         done = subprocess.run(
             [sys.executable, "-m", "infermeter", *argv],
@@ -332,44 +377,92 @@ def _run_one(example: Example, world: World, folder: Path, urls: list[str]) -> O
             env=env,
             capture_output=True,
             text=True,
-            timeout=TIMEOUT_S,
+            timeout=budget,
             check=False,
         )
     except subprocess.TimeoutExpired:
-        return Outcome(124, f"did not end in {TIMEOUT_S} s", cwd=cwd)
+        note = f"did not end in its budget of {budget:.0f} s ({work_s(example):.1f} s of work)"
+        return Outcome(124, note, cwd=cwd)
     return Outcome(done.returncode, done.stdout + done.stderr, cwd=cwd)
 
 
+class Runner:
+    """Runs examples PARALLEL at a time, in the order of the tests that read them.
+
+    The examples this process's tests will read are queued when the first of
+    them asks: when a test asks for its example, every earlier one has been
+    read, so its own is running (or starts then) and the test waits on its own
+    budget alone. One asked for out of that order is queued then.
+    """
+
+    def __init__(
+        self, world: World, endpoints: queue.SimpleQueue[list[str]], root: Path
+    ) -> None:
+        self._world, self._endpoints, self._root = world, endpoints, root
+        self._pool = ThreadPoolExecutor(PARALLEL)
+        self._futures: dict[str, Future[Outcome]] = {}
+
+    def plan(self, examples: list[Example]) -> None:
+        for example in examples:
+            self._submit(example)
+
+    def outcome(self, example: Example) -> Outcome:
+        return self._submit(example).result()
+
+    def close(self) -> None:
+        self._pool.shutdown(cancel_futures=True)
+
+    def _submit(self, example: Example) -> Future[Outcome]:
+        if example.text not in self._futures:
+            folder = self._root / f"e{len(self._futures)}"
+            self._futures[example.text] = self._pool.submit(self._run, example, folder)
+        return self._futures[example.text]
+
+    def _run(self, example: Example, folder: Path) -> Outcome:
+        urls = self._endpoints.get()  # one of PARALLEL pairs: never waits
+        start = time.monotonic()
+        try:
+            outcome = _run_one(example, self._world, folder, urls)
+        finally:
+            self._endpoints.put(urls)
+        outcome.seconds = time.monotonic() - start
+        return outcome
+
+
+def _planned(session: pytest.Session) -> list[Example]:
+    """The examples of this module's tests that this process runs, in their order.
+
+    Under xdist the module runs whole on one worker (``--dist loadfile``,
+    tests/conftest.py); a mode that splits it runs examples no test here reads.
+    """
+    return [
+        item.callspec.params["example"]
+        for item in session.items
+        if isinstance(item, pytest.Function)
+        and item.function is test_example_runs_and_ends_as_its_text_says
+    ]
+
+
 @pytest.fixture(scope="module")
-def outcomes(
+def runner(
     world: World,
     endpoints: queue.SimpleQueue[list[str]],
     tmp_path_factory: pytest.TempPathFactory,
-) -> dict[str, Outcome]:
-    root = tmp_path_factory.mktemp("examples")
-
-    def run(example: Example, folder: Path) -> Outcome:
-        urls = endpoints.get()  # one of PARALLEL pairs: never waits
-        try:
-            return _run_one(example, world, folder, urls)
-        finally:
-            endpoints.put(urls)
-
-    with ThreadPoolExecutor(PARALLEL) as pool:
-        futures = {
-            example.text: pool.submit(run, example, root / f"e{i}")
-            for i, example in sorted(enumerate(EXAMPLES), key=lambda e: _weight(e[1]))
-        }
-        return {text: future.result() for text, future in futures.items()}
+    request: pytest.FixtureRequest,
+) -> Iterator[Runner]:
+    running = Runner(world, endpoints, tmp_path_factory.mktemp("examples"))
+    try:
+        running.plan(_planned(request.session))
+        yield running
+    finally:
+        running.close()
 
 
-def _weight(example: Example) -> int:
-    """Submission order: ``make run`` (20 s, never shortened) and the Ray run (a
-    cluster to start) first, then other runs and sweeps, then the commands that take
-    a second: none of the long ones starts last."""
-    if example.text == MAKE_RUN or "--ray" in example.argv:
-        return 0
-    return 1 if example.command in ("run", "sweep") else 2
+def _ends(output: str) -> str:
+    """The head (a verdict's reasons) and the tail (an error) of a long output."""
+    return (
+        output if len(output) <= 4000 else f"{output[:1500]}\n[...]\n{output[-2500:]}"
+    )
 
 
 def _latency_reasons_only(output: str) -> bool:
@@ -379,11 +472,19 @@ def _latency_reasons_only(output: str) -> bool:
     )
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=[e.text for e in EXAMPLES])
+@pytest.mark.parametrize(
+    "example",
+    # The longest first: none of them starts last. Each test's timeout is its
+    # example's budget (the module's fixtures are built in the first).
+    [
+        pytest.param(e, id=e.text, marks=pytest.mark.timeout(budget_s(e) + HARNESS_S))
+        for e in sorted(EXAMPLES, key=work_s, reverse=True)
+    ],
+)
 def test_example_runs_and_ends_as_its_text_says(
-    example: Example, outcomes: dict[str, Outcome]
+    example: Example, runner: Runner
 ) -> None:
-    result = outcomes[example.text]
+    result = runner.outcome(example)
     if result.skip is not None:
         pytest.skip(result.skip)
     assert "internal error" not in result.output, result.output
@@ -398,8 +499,9 @@ def test_example_runs_and_ends_as_its_text_says(
     ):
         pytest.skip(f"INVALID because this machine was the bottleneck ({BOTTLENECK})")
     assert result.code in example.expected_codes(), (
-        f"{example.source}: {example.text!r} exited {result.code}, its text says "
-        f"{sorted(example.expected_codes())}\n{result.output[-3000:]}"
+        f"{example.source}: {example.text!r} exited {result.code} after "
+        f"{result.seconds:.1f} s, its text says "
+        f"{sorted(example.expected_codes())}\n{_ends(result.output)}"
     )
 
 
@@ -412,7 +514,7 @@ LABEL = "simulated 8x H100 SXM (infermeter performance model) — not a measurem
 
 
 def test_make_run_default_is_short_by_construction(
-    outcomes: dict[str, Outcome], world: World
+    runner: Runner, world: World
 ) -> None:
     """``make run``: VALID, compared, and short because of what it asks for (20 s of
     arrivals at the published rate), not because this machine happened to be fast.
@@ -422,7 +524,7 @@ def test_make_run_default_is_short_by_construction(
     verdict is the machine's, and everything else is still checked."""
     (example,) = (e for e in EXAMPLES if e.text == MAKE_RUN)
     assert example.test_flags() == []  # the run as ``make run`` runs it
-    result = outcomes[MAKE_RUN]
+    result = runner.outcome(example)
     late = (
         result.code == 3
         and BOTTLENECK in result.output
