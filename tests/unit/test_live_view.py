@@ -10,6 +10,7 @@ import numpy as np
 from rich.console import Console
 
 from infermeter.cli.live_view import LiveView, live_line, progress_bar
+from infermeter.cli.render import ProgressLines
 from infermeter.loadgen.live import LiveFigures, live_figures
 from infermeter.loadgen.records import Records
 
@@ -145,3 +146,28 @@ def test_a_sweep_point_hands_its_measured_phase_not_its_warm_up() -> None:
     assert len(seen) == 1  # the warm-up's 4 are not watched
     assert (seen[0].ok, seen[0].failed) == (m.completed, m.failed) == (6, 2)
     assert seen[0].ttft_p99_ms is not None and seen[0].ttft_p99_ms >= 50
+
+
+def test_a_run_completing_far_slower_than_it_issues_says_so(capsys) -> None:
+    # The plan assumes the load is served as issued (2,000/s for 10 min); an
+    # endpoint completing 100/s makes the ETA hours: the line says why.
+    phase = _phase(n=20)
+    phase.records.issued_ns[:] = phase.origin  # issued on time, 100 ms apart
+    phase.start = phase.origin[0] - 9_000 * MS  # the last issued 10.9 s in
+    for i in range(2):
+        _answer(phase, i, 50, 1_000, 11)
+    f = live_figures(phase)
+    assert f.issued_per_s is not None and abs(f.issued_per_s - 20 / 10.9) < 1e-9
+    assert f.behind() and "samples/s (issued 2/s)" in live_line(f)
+    view = LiveView(every_s=0)
+    view.phase_started(phase)
+    lines = ProgressLines("llama2-70b Server", live=view)
+    lines._next = 0.0  # print now
+    lines(2, 20)
+    assert "completing 0 samples/s of 2/s issued" in capsys.readouterr().err
+    # Keeping up (every sample done) is not behind; nor is a phase just begun.
+    for i in range(20):
+        _answer(phase, i, 50, 60, 11)
+    assert not live_figures(phase).behind()
+    phase.start = phase.origin[0]
+    assert live_figures(phase).issued_per_s is None

@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from infermeter.cli.live_view import LiveBar, LiveView
+from infermeter.cli.live_view import LiveBar, LiveView, behind_note
 from infermeter.cli.live_view import progress_bar as live_bar
 from infermeter.cli.tables import print_table
 from infermeter.runs.request import RunRequest
@@ -25,8 +25,14 @@ PROGRESS_EVERY_S = 10.0
 class ProgressLines:
     """Plain progress lines with an ETA, for a stderr that is not a terminal."""
 
-    def __init__(self, label: str, every_s: float = PROGRESS_EVERY_S) -> None:
+    def __init__(
+        self,
+        label: str,
+        every_s: float = PROGRESS_EVERY_S,
+        live: LiveView | None = None,
+    ) -> None:
         self.label = label
+        self.live = live  # says when completions fall behind issues
         self.every_s = every_s
         self._start = time.monotonic()
         self._next = self._start + every_s
@@ -41,9 +47,12 @@ class ProgressLines:
         if now < self._next:
             return
         self._next = now + self.every_s
-        err.print(
-            self.line(done, total, now - self._start), markup=False, soft_wrap=True
-        )
+        line = self.line(done, total, now - self._start)
+        if self.live is not None:
+            self.live.line()
+            if self.live.figures is not None:
+                line += behind_note(self.live.figures)
+        err.print(line, markup=False, soft_wrap=True)
 
     def line(self, done: int, total: int, elapsed: float) -> str:
         if done and total > done:
@@ -84,12 +93,13 @@ def print_run(
     if quiet:
         report = execute(request, on_note=note)
     elif not err.is_terminal:
-        lines = ProgressLines(label)
+        lines = ProgressLines(label, live=LiveView(every_s=0))
         report = execute(
             request,
             progress=lines,
             on_phase=lambda phase: lines.phase(f"{label} ({phase})"),
             on_note=note,
+            live=lines.live,
         )
     else:
         report = _with_bar(request, execute, note)

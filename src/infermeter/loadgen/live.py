@@ -16,6 +16,8 @@ import numpy as np
 from infermeter.loadgen.engine import LivePhase, PhaseWatcher
 from infermeter.loadgen.records import STATUS_OK, UNSET
 
+SETTLE_S = 10.0
+
 
 @dataclass(frozen=True, slots=True)
 class LiveFigures:
@@ -27,6 +29,14 @@ class LiveFigures:
     tokens_per_s: float | None  # output tokens per second (token runs)
     ttft_p99_ms: float | None
     tpot_p99_ms: float | None
+    issued_per_s: float | None = None  # samples issued per second so far
+
+    def behind(self) -> bool:
+        """Completing under half as fast as issuing: the run will take longer
+        than its plan (which assumes the load is served as issued)."""
+        if self.issued_per_s is None:
+            return False
+        return (self.per_s or 0.0) < 0.5 * self.issued_per_s
 
 
 def live_figures(phase: LivePhase) -> LiveFigures:
@@ -38,12 +48,13 @@ def live_figures(phase: LivePhase) -> LiveFigures:
     ok = finished & (rec.status[:n] == STATUS_OK)
     n_ok = int(ok.sum())
     failed = int(finished.sum()) - n_ok
+    issued = _issued_per_s(phase, n)
     if not n_ok:
-        return LiveFigures(0, failed, None, None, None, None)
+        return LiveFigures(0, failed, None, None, None, None, issued)
     span_s = (int(done[ok].max()) - phase.start) / 1e9
     per_s = n_ok / span_s if span_s > 0 else None
     if not rec.has_tokens:
-        return LiveFigures(n_ok, failed, per_s, None, None, None)
+        return LiveFigures(n_ok, failed, per_s, None, None, None, issued)
     tokens = rec.n_tokens[:n].astype(np.int64)
     first = rec.first_token_ns[:n]
     timed = ok & (first != UNSET)
@@ -58,7 +69,17 @@ def live_figures(phase: LivePhase) -> LiveFigures:
         tokens_per_s=float(tokens[ok].sum()) / span_s if span_s > 0 else None,
         ttft_p99_ms=float(np.percentile(ttft, 99)) if ttft.size else None,
         tpot_p99_ms=float(np.percentile(tpot, 99)) if tpot.size else None,
+        issued_per_s=issued,
     )
+
+
+def _issued_per_s(phase: LivePhase, n: int) -> float | None:
+    """Samples issued per second, once the phase has issued for ``SETTLE_S``
+    (before, completions lag issues by a latency and the pace compares badly)."""
+    if not n:
+        return None
+    span_s = (int(phase.records.issued_ns[:n].max()) - phase.start) / 1e9
+    return n / span_s if span_s >= SETTLE_S else None
 
 
 def _origins(phase: LivePhase, n: int) -> np.ndarray:
