@@ -33,7 +33,7 @@ StoreOpt = Annotated[
     Path | None, typer.Option("--store", help="Store file (default: user data dir).")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
-out = Console(width=160)
+out = Console(highlight=False)  # the terminal's width: tables fit 80 columns
 
 
 def _echo(data: object) -> None:
@@ -135,7 +135,7 @@ def list_command(
     if as_json:
         _echo(runs)
     else:
-        print_table(out, view.runs_table(runs))
+        print_table(out, view.runs_table(runs), wrap=view.RUN_WRAP)
 
 
 @results_app.command("show")
