@@ -113,34 +113,18 @@ class Exchange:
         start = loop.time()
         total = start + t.total_s if t.total_s else None
         first = start + t.first_token_s if t.first_token_s else None
-        assert self._session is not None
+        session = self._session
+        assert session is not None
         try:
             async with asyncio.timeout_at(_earliest(first, total)) as scope:
-                try:
-                    outcome = await self._post(
-                        self._session,
-                        url,
-                        body,
-                        headers,
-                        sink,
-                        ids,
-                        state,
-                        scope,
-                        total,
-                    )
-                except _Unanswered as unanswered:
-                    outcome = await self._resend(
-                        unanswered,
-                        start,
-                        url,
-                        body,
-                        headers,
-                        sink,
-                        ids,
-                        state,
-                        scope,
-                        total,
-                    )
+                while True:  # once; twice when a pooled connection lost it unread
+                    try:
+                        outcome = await self._post(
+                            session, url, body, headers, sink, ids, state, scope, total
+                        )
+                        break
+                    except _Unanswered as unanswered:
+                        session = self._resend_on(unanswered, start, session)
         except aiohttp.ConnectionTimeoutError:  # a TimeoutError too: tell it apart
             raise SUTTimeoutError(
                 f"timeout: no connection within {t.connect_s:g} s"
@@ -157,34 +141,20 @@ class Exchange:
             raise SUTProtocolError(_empty_reason(outcome.usage_tokens))
         return outcome
 
-    async def _resend(
-        self,
-        unanswered: _Unanswered,
-        start: float,
-        url: str,
-        body: bytes,
-        headers: dict[str, str] | None,
-        sink: FirstToken,
-        ids: Any,
-        state: StreamState,
-        scope: asyncio.Timeout,
-        total: float | None,
-    ) -> StreamOutcome:
-        """Resend, once, on a new connection, a request a pooled connection lost
+    def _resend_on(
+        self, unanswered: _Unanswered, start: float, session: aiohttp.ClientSession
+    ) -> aiohttp.ClientSession:
+        """The session to resend on, once, a request a pooled connection lost
         before any answer: the server closed a kept-alive connection as the
-        request came (llama-server's idle timer), so it never read it and no work
-        is counted twice. On a connection opened for it, the failure stands."""
-        if not pooled_since(start):
+        request came (llama-server's idle timer), so it never read it and no
+        work is counted twice. A new connection for every resend. On a
+        connection opened for the request, or a second time, the failure stands."""
+        if session is not self._session or not pooled_since(start):
             raise unanswered.exc from None
         if self._fresh is None:
             self._fresh = open_fresh_session(self.config)
         self.resent += 1
-        try:
-            return await self._post(
-                self._fresh, url, body, headers, sink, ids, state, scope, total
-            )
-        except _Unanswered as again:
-            raise again.exc from None
+        return self._fresh
 
     async def _post(
         self,
