@@ -81,7 +81,7 @@ def synth_command(
 
 @agentic_app.command("run")
 def run_command(
-    url: Annotated[str, typer.Option(help="The endpoint's base URL (…/v1).")],
+    url: Annotated[str, typer.Option(help="The endpoint's base URL (ending in /v1).")],
     model: Annotated[str, typer.Option(help="Model name to request.")],
     output_dir: Annotated[Path, typer.Option(help="A new folder for the results.")],
     dataset: Annotated[
