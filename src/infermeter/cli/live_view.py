@@ -49,9 +49,10 @@ class LiveView:
 
     def line(self) -> str:
         now = time.monotonic()
-        if self._phase is not None and now >= self._next:
+        phase = self._phase  # read once: the sweep's bar asks from rich's thread
+        if phase is not None and now >= self._next:
             self._next = now + self.every_s
-            self.figures = live_figures(self._phase)
+            self.figures = live_figures(phase)
             self._line = live_line(self.figures)
         return self._line
 
