@@ -82,6 +82,8 @@ def test_the_view_recomputes_at_most_once_per_interval() -> None:
     assert "1 failed" in eager.line()
     eager.phase_ended()
     assert "1 failed" in eager.line()  # the last line stays, nothing is read
+    eager.clear()
+    assert eager.line() == "" and eager.figures is None
 
 
 def test_the_bar_draws_the_line_under_it_at_80_columns() -> None:

@@ -47,6 +47,10 @@ class LiveView:
     def phase_ended(self) -> None:
         self._phase = None  # the last line stays until the bar goes
 
+    def clear(self) -> None:
+        """Forget the last phase's line (a sweep's next point, during its warm-up)."""
+        self._line, self.figures = "", None
+
     def line(self) -> str:
         now = time.monotonic()
         phase = self._phase  # read once: the sweep's bar asks from rich's thread

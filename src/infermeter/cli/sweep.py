@@ -241,6 +241,7 @@ def _live_line(view: LiveView) -> Any:
             console=out,
             transient=True,
         )
+        view.clear()  # not the last point's figures while this one warms up
         bar.line_source = view.line
         with bar:
             bar.add_task(text, total=None)
