@@ -28,5 +28,5 @@ server.start()
 time.sleep(60)
 PY
 sleep 2
-capture sweep "$py -m infermeter sweep --url http://127.0.0.1:18731/v1 --model m --concurrency 1,2,4 --duration 3 --out sweep" 6 20
+capture sweep "$py -m infermeter sweep --url http://127.0.0.1:18731/v1 --model m --concurrency 1,2,4 --duration 3 --out sweep" 8 18
 wait

@@ -190,3 +190,38 @@ def test_an_unwritable_output_path_is_one_line_with_exit_2(tmp_path):
         assert result.code == 2, result.output
         assert "Cannot write" in result.stderr and "writable path" in result.stderr
         assert "internal error" not in result.stderr
+
+
+def test_results_list_fits_80_columns_and_its_short_ids_are_found(tmp_path):
+    import io
+
+    from rich.console import Console
+
+    from infermeter.cli.tables import print_table
+    from infermeter.results import console as view
+    from infermeter.results.store import Store
+
+    store = str(tmp_path / "s.sqlite")
+    run_id = "20261201T173603Z_llama2-70b_Server_9ce7ad"
+    for name, rid in (("a", run_id), ("b", "my-own-name")):
+        _ok(
+            [
+                "results",
+                "add",
+                str(write_run(tmp_path / name, run_id=rid)),
+                "--store",
+                store,
+            ]
+        )
+    with Store(tmp_path / "s.sqlite") as db:
+        rows = db.runs()
+    out = io.StringIO()
+    print_table(Console(file=out, width=80), view.runs_table(rows), wrap=view.RUN_WRAP)
+    text = out.getvalue()
+    assert max(len(line) for line in text.splitlines()) <= 80, text
+    assert "…" not in text and "9ce7ad" not in text
+    assert "20261201T173603 " in text and "my-own-name" in text  # other ids whole
+    shown = json.loads(
+        _ok(["results", "show", "20261201T173603", "--store", store, "--json"])
+    )
+    assert shown["run_id"] == run_id

@@ -8,16 +8,10 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.table import Table
 
+from infermeter.cli.live_view import LiveBar, LiveView, behind_note
+from infermeter.cli.live_view import progress_bar as live_bar
 from infermeter.cli.tables import print_table
 from infermeter.runs.request import RunRequest
 from infermeter.runs.run import RunReport
@@ -31,8 +25,14 @@ PROGRESS_EVERY_S = 10.0
 class ProgressLines:
     """Plain progress lines with an ETA, for a stderr that is not a terminal."""
 
-    def __init__(self, label: str, every_s: float = PROGRESS_EVERY_S) -> None:
+    def __init__(
+        self,
+        label: str,
+        every_s: float = PROGRESS_EVERY_S,
+        live: LiveView | None = None,
+    ) -> None:
         self.label = label
+        self.live = live  # says when completions fall behind issues
         self.every_s = every_s
         self._start = time.monotonic()
         self._next = self._start + every_s
@@ -47,9 +47,12 @@ class ProgressLines:
         if now < self._next:
             return
         self._next = now + self.every_s
-        err.print(
-            self.line(done, total, now - self._start), markup=False, soft_wrap=True
-        )
+        line = self.line(done, total, now - self._start)
+        if self.live is not None:
+            self.live.line()
+            if self.live.figures is not None:
+                line += behind_note(self.live.figures)
+        err.print(line, markup=False, soft_wrap=True)
 
     def line(self, done: int, total: int, elapsed: float) -> str:
         if done and total > done:
@@ -69,12 +72,17 @@ def _clock(seconds: float) -> str:
 
 
 def print_run(
-    request: RunRequest, execute: Callable[..., RunReport], *, json_output: bool
+    request: RunRequest,
+    execute: Callable[..., RunReport],
+    *,
+    json_output: bool,
+    quiet: bool = False,
 ) -> RunReport:
     """Run ``request`` with a progress bar on stderr; print the result on stdout.
 
-    When stderr is not a terminal (a log file, CI), progress comes as a line
-    with an ETA every 10 s instead.
+    On a terminal the bar has the live figures under it (``live_view``); when
+    stderr is not a terminal (a log file, CI), progress comes as a line with an
+    ETA every 10 s instead. ``quiet``: neither.
     """
     label = f"{request.benchmark} {request.scenario.value}"
 
@@ -82,47 +90,52 @@ def print_run(
         # One line per note in a log; wrapped at words on a terminal.
         err.print(line, markup=False, soft_wrap=not err.is_terminal)
 
-    if not err.is_terminal:
-        lines = ProgressLines(label)
+    if quiet:
+        report = execute(request, on_note=note)
+    elif not err.is_terminal:
+        lines = ProgressLines(label, live=LiveView(every_s=0))
         report = execute(
             request,
             progress=lines,
             on_phase=lambda phase: lines.phase(f"{label} ({phase})"),
             on_note=note,
+            live=lines.live,
         )
-        _print(report, json_output)
-        return report
-    bar = progress_bar()
+    else:
+        report = _with_bar(request, execute, note)
+    _print(report, json_output)
+    return report
+
+
+def _with_bar(
+    request: RunRequest,
+    execute: Callable[..., RunReport],
+    note: Callable[[str], None],
+) -> RunReport:
+    bar, live = progress_bar(), LiveView()
     with bar:
-        task = bar.add_task(label, total=None)
+        task = bar.add_task(f"{request.benchmark} {request.scenario.value}", total=None)
 
         def progress(done: int, total: int) -> None:
+            bar.live_line = live.line()
             bar.update(task, completed=done, total=total)
 
         def on_phase(label: str) -> None:
+            bar.live_line = ""
             bar.update(
                 task,
                 description=f"{request.benchmark} {request.scenario.value} ({label})",
                 completed=0,
             )
 
-        report = execute(request, progress=progress, on_phase=on_phase, on_note=note)
-    _print(report, json_output)
-    return report
+        return execute(
+            request, progress=progress, on_phase=on_phase, on_note=note, live=live
+        )
 
 
-def progress_bar() -> Progress:
-    """The TTY bar: samples done, time elapsed and the time left at the pace so far."""
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=err,
-        transient=True,
-    )
+def progress_bar() -> LiveBar:
+    """The TTY bar on stderr, the live figures under it (``live_view``)."""
+    return live_bar(err)
 
 
 def _print(report: RunReport, json_output: bool) -> None:

@@ -15,6 +15,8 @@ from infermeter.errors import ConfigError
 from infermeter.results import console as view
 from infermeter.results.export import export_rows
 from infermeter.results.published import load_summary_file, screen
+from infermeter.results.request_export import export_requests, request_format
+from infermeter.results.runfolder import load_run
 from infermeter.results.store import Store
 
 results_app = typer.Typer(
@@ -31,7 +33,7 @@ StoreOpt = Annotated[
     Path | None, typer.Option("--store", help="Store file (default: user data dir).")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
-out = Console(width=160)
+out = Console(highlight=False)  # the terminal's width: tables fit 80 columns
 
 
 def _echo(data: object) -> None:
@@ -133,7 +135,7 @@ def list_command(
     if as_json:
         _echo(runs)
     else:
-        print_table(out, view.runs_table(runs))
+        print_table(out, view.runs_table(runs), wrap=view.RUN_WRAP)
 
 
 @results_app.command("show")
@@ -185,22 +187,59 @@ def rm_command(
 
 @results_app.command("export")
 def export_command(
-    file: Annotated[Path, typer.Argument(help="Output: .csv, .json or .parquet.")],
+    target: Annotated[
+        str,
+        typer.Argument(
+            help="Output file (.csv, .json, .parquet); with --requests, the run "
+            "(its folder or id).",
+            metavar="FILE|RUN",
+        ),
+    ],
     published: Annotated[bool, typer.Option(help="Export published rows.")] = False,
+    requests: Annotated[
+        bool,
+        typer.Option(
+            "--requests",
+            help="Export RUN's samples, one row each: times, TTFT/TPOT/latency "
+            "(ms), output tokens, status and failure reason.",
+        ),
+    ] = False,
+    out_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="With --requests: the file (default RUN_ID-requests.FORMAT)."
+        ),
+    ] = None,
     fmt: Annotated[
-        str | None, typer.Option("--format", help="csv|json|parquet")
+        str | None,
+        typer.Option(
+            "--format", help="csv|json|parquet; with --requests jsonl|csv|parquet"
+        ),
     ] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Export runs (or published rows) as CSV, JSON or Parquet (needs pyarrow).
+    """Export runs (or published rows), or one run's samples (--requests), as
+    CSV, JSON(L) or Parquet (Parquet needs the [parquet] extra).
 
     Examples:
 
       infermeter results export runs.csv
 
       infermeter results export published.parquet --published
+
+      infermeter results export runs/20261126T031500Z_llama2-70b_Server --requests
+
+      infermeter results export runs/20261126T031500Z_llama2-70b_Server --requests --out r.csv
     """
+    if requests:
+        _export_requests(target, out_file, fmt, store, as_json)
+        return
+    if out_file is not None:
+        raise ConfigError(
+            "--out goes with --requests; the store's export is written to FILE."
+        )
+    file = Path(target)
     with Store(store) as db:
         rows = [r.as_dict() for r in db.published()] if published else db.runs()
     written = export_rows(rows, file, fmt)
@@ -208,3 +247,20 @@ def export_command(
         _echo({"file": str(file), "rows": len(rows), "format": written})
     else:
         out.print(f"wrote {len(rows)} rows to {file} ({written})")
+
+
+def _export_requests(
+    run: str, out_file: Path | None, fmt: str | None, store: Path | None, as_json: bool
+) -> None:
+    chosen = request_format(out_file, fmt)  # a bad format before any file is read
+    folder = Path(run)
+    if not folder.is_dir():
+        with Store(store) as db:
+            folder = Path(db.run(run)["path"])
+    loaded = load_run(folder)
+    file = out_file or Path(f"{loaded.run_id}-requests.{chosen}")
+    n = export_requests(loaded.records, file, chosen)
+    if as_json:
+        _echo({"file": str(file), "rows": n, "format": chosen})
+    else:
+        out.print(f"wrote {n} samples of {loaded.run_id} to {file} ({chosen})")

@@ -214,6 +214,13 @@ def run_command(
     json_output: Annotated[
         bool, typer.Option("--json", help="Print run.json instead of the summary.")
     ] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            help="No progress: neither the live bar nor the lines off a terminal.",
+        ),
+    ] = False,
     preflight: Annotated[
         bool,
         typer.Option(
@@ -330,7 +337,10 @@ def run_command(
     stop = StopSignal(grace_ns=parse_duration_ns(grace_period, flag="--grace-period"))
     with stop_on_signals(stop):
         report = print_run(
-            request, functools.partial(execute, stop=stop), json_output=json_output
+            request,
+            functools.partial(execute, stop=stop),
+            json_output=json_output,
+            quiet=quiet,
         )
     raise typer.Exit(_exit_code(report, stop))
 

@@ -11,9 +11,10 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from infermeter.cli.live_view import LiveBar, LiveView
 from infermeter.cli.main import EXIT_ERROR, EXIT_INVALID, app, err_console
 from infermeter.cli.options import RayActors, RayAddress
 from infermeter.cli.tables import print_table
@@ -199,7 +200,11 @@ def sweep_command(
         preflight=preflight,
         force=force,
     )
-    result = execute_sweep(request, on_note=_note, live=_live_line())
+    view = LiveView()
+    live = _live_line(view)
+    result = execute_sweep(
+        request, on_note=_note, live=live, watcher=view if live else None
+    )
     for note in request.notes:
         err_console.print(f"info: {note}", markup=False)
     rows = result.table()
@@ -216,9 +221,11 @@ def sweep_command(
         raise typer.Exit(code)
 
 
-def _live_line() -> Any:
-    """On a terminal, a line that shows the running point and its time; off a
-    terminal (a log) None: a line as each point starts does instead."""
+def _live_line(view: LiveView) -> Any:
+    """On a terminal, a line that shows the running point and its time, and
+    under it the point's figures so far (``view``: rate, p99 TTFT and TPOT,
+    failures); off a terminal (a log) None: a line as each point starts does
+    instead."""
     out = Console(stderr=True, highlight=False)
     if not out.is_terminal:
         return None
@@ -226,7 +233,7 @@ def _live_line() -> Any:
     @contextlib.contextmanager
     def line(text: str, expected_s: float | None) -> Iterator[None]:
         of = f"of ~{expected_s:g} s" if expected_s else "until its requests are done"
-        bar = Progress(
+        bar = LiveBar(
             SpinnerColumn(),
             TextColumn(f"{text}: running"),
             TimeElapsedColumn(),
@@ -234,6 +241,8 @@ def _live_line() -> Any:
             console=out,
             transient=True,
         )
+        view.clear()  # not the last point's figures while this one warms up
+        bar.line_source = view.line
         with bar:
             bar.add_task(text, total=None)
             yield

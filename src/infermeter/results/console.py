@@ -19,32 +19,52 @@ def _num(value: float | None, digits: int = 1) -> str:
     return format_number(value, digits)
 
 
+# Headers wrap at spaces and benchmark, scenario and SUT share a column (it
+# wraps too, print_table(wrap=RUN_WRAP)): the table fits 80 columns.
+RUN_COLUMNS = (
+    "run id",
+    "benchmark scenario SUT",
+    "verdict",
+    "tok/s",
+    "samples/s",
+    "latency\np99 ms",
+)
+RUN_WRAP = ("benchmark scenario SUT",)
+
+
 def runs_table(rows: Sequence[dict[str, Any]]) -> Table:
-    table = Table(title="Indexed runs (infermeter results, unverified)")
-    for column in (
-        "run id",
-        "benchmark",
-        "scenario",
-        "SUT",
-        "verdict",
-        "tok/s",
-        "samples/s",
-        "p99 latency ms",
-    ):
-        table.add_column(column, overflow="fold")
+    table = Table(
+        title="Indexed runs (infermeter results, unverified)",
+        caption="run id: its start time (UTC), a prefix of the whole id "
+        "(results show PREFIX; --json lists whole ids)",
+    )
+    for column in RUN_COLUMNS:
+        # The shared column at its longest word (rich would keep it a line wide).
+        narrow = 12 if column in RUN_WRAP else None
+        table.add_column(column, overflow="fold", max_width=narrow)
     for r in rows:
         p99 = r.get("latency_p99_ns")
         table.add_row(
-            r["run_id"],
-            r["benchmark"],
-            r["scenario"],
-            str(r.get("sut") or "-"),
+            short_run_id(r),
+            f"{r['benchmark']} {r['scenario']} {r.get('sut') or '-'}",
             str(r.get("verdict") or "-"),
             _num(r.get("tokens_per_second")),
             _num(r.get("samples_per_second"), 2),
             _num(p99 / 1e6 if p99 is not None else None, 2),
         )
     return table
+
+
+def short_run_id(row: dict[str, Any]) -> str:
+    """A run's id as a table shows it: the start time alone (``Z`` dropped)
+    when the rest is the benchmark and scenario beside it; the time is a prefix
+    of the id, so ``results show TIME`` finds it. Any other id whole."""
+    run_id = str(row["run_id"])
+    time, _, rest = run_id.partition("_")
+    named = f"{row.get('benchmark')}_{row.get('scenario')}"
+    if len(time) == 16 and time.endswith("Z") and rest.startswith(named):
+        return time[:-1]
+    return run_id
 
 
 def published_table(rows: Sequence[PublishedResult]) -> Table:

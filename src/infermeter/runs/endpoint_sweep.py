@@ -18,6 +18,7 @@ from secrets import token_hex
 
 from infermeter.clock import MonotonicClock
 from infermeter.errors import ConfigError
+from infermeter.loadgen.engine import PhaseWatcher
 from infermeter.outfile import writable_folder
 from infermeter.runs import server_metrics
 from infermeter.runs.load import LoadResult, LoadSpec
@@ -110,10 +111,12 @@ def execute_sweep(
     request: SweepRequest,
     on_note: Callable[[str], None] | None = None,
     live: LiveLine | None = None,
+    watcher: PhaseWatcher | None = None,
 ) -> SweepResult:
     """Run the sweep, search or replay against the endpoint and write the files.
 
-    ``on_note`` gets the preflight's findings and what the prompt lengths count.
+    ``on_note`` gets the preflight's findings and what the prompt lengths count;
+    ``watcher`` sees each point's measured phase as it runs (the live figures).
     """
     modes = [
         bool(request.concurrency),
@@ -142,7 +145,9 @@ def execute_sweep(
         for line in report.notes + report.warnings:
             note(f"preflight: {line}")
     with contextlib.closing(create_http_sut(config, prompts, api_key=key)) as sut:
-        run = _scraping(load_runner(sut, count), request, list(config.urls))
+        run = _scraping(
+            load_runner(sut, count, watcher=watcher), request, list(config.urls)
+        )
         points = len(request.concurrency or request.rates)
         run = _telling(run, note, points, live)
         limits, out = request.limits, request.out_dir

@@ -17,7 +17,7 @@ import numpy as np
 
 from infermeter.clock import Clock, MonotonicClock
 from infermeter.errors import ConfigError
-from infermeter.loadgen.engine import IssuePolicy, PhaseResult, run_phase
+from infermeter.loadgen.engine import IssuePolicy, PhaseResult, PhaseWatcher, run_phase
 from infermeter.loadgen.interfaces import NsArray, SystemUnderTest
 from infermeter.loadgen.schedule import Schedule
 from infermeter.loadgen.settings import (
@@ -97,8 +97,12 @@ def run_load(
     sample_count: int,
     clock: Clock | None = None,
     bounds: CertBounds | None = None,
+    watcher: PhaseWatcher | None = None,
 ) -> LoadResult:
-    """Warm up, run the point, and measure it (``sample_count`` distinct prompts)."""
+    """Warm up, run the point, and measure it (``sample_count`` distinct prompts).
+
+    ``watcher`` sees the measured phase as it runs (a live view), not the warm-up.
+    """
     spec.validate()
     clock = clock or MonotonicClock()
     if spec.warmup_requests:
@@ -112,7 +116,7 @@ def run_load(
     _reset(sut)  # each point's counts are its own (and ids restart at 0)
     started = dt.datetime.now(dt.UTC)
     with CpuMeter.of(sut) as cpu:
-        phase = _phase(sut, spec, sample_count, clock)
+        phase = _phase(sut, spec, sample_count, clock, watcher)
     cap = float(spec.concurrency) if spec.mode == "concurrency" else None
     rate = spec.rate if spec.mode == "rate" else None
     metrics = point_metrics(phase, concurrency=cap, target_rate=rate)
@@ -137,7 +141,11 @@ def run_load(
 
 
 def _phase(
-    sut: SystemUnderTest, spec: LoadSpec, sample_count: int, clock: Clock
+    sut: SystemUnderTest,
+    spec: LoadSpec,
+    sample_count: int,
+    clock: Clock,
+    watcher: PhaseWatcher | None = None,
 ) -> PhaseResult:
     times, closed = _times(spec)
     n = int(times.shape[0])
@@ -155,7 +163,7 @@ def _phase(
         if closed
         else IssuePolicy(closed_loop=False)
     )
-    return run_phase(sut, schedule, settings, clock, policy=policy)
+    return run_phase(sut, schedule, settings, clock, policy=policy, watcher=watcher)
 
 
 def _times(spec: LoadSpec) -> tuple[NsArray, bool]:

@@ -19,8 +19,9 @@ from infermeter.loadgen.conf import (
     load_conf_file,
     settings_from_confs,
 )
-from infermeter.loadgen.engine import Progress
+from infermeter.loadgen.engine import PhaseWatcher, Progress
 from infermeter.loadgen.interfaces import SystemUnderTest
+from infermeter.loadgen.live import watch_all
 from infermeter.loadgen.runner import RunOutcome, run_test
 from infermeter.loadgen.settings import (
     EffectiveSettings,
@@ -154,13 +155,15 @@ def execute(
     on_phase: Callable[[str], None] | None = None,
     on_note: Callable[[str], None] | None = None,
     stop: StopSignal | None = None,
+    live: PhaseWatcher | None = None,
 ) -> RunReport:
     """Run the benchmark and write the run folder; never raises for an INVALID result.
 
     ``on_note`` gets lines worth saying before the load starts (the preflight,
     the planned length). ``stop`` ends the run early (native engine): the
     folder is still written, with every completed sample and an INVALID
-    verdict that says why.
+    verdict that says why. ``live`` watches each performance phase as it runs
+    (native engine; a live view reads ``loadgen.live`` figures off it).
     """
     if request.engine not in ("native", "mlcommons"):
         raise ConfigError(
@@ -212,6 +215,7 @@ def execute(
                     progress=progress,
                     on_phase=on_phase,
                     stop=stop,
+                    live=live,
                 )
             finally:
                 power = sampler.stop()
@@ -340,6 +344,7 @@ def _run_engine(
     progress: Progress | None,
     on_phase: Callable[[str], None] | None,
     stop: StopSignal | None,
+    live: PhaseWatcher | None = None,
 ) -> RunOutcome | OfficialOutcome:
     if request.engine == "mlcommons":
         return run_official(
@@ -360,7 +365,7 @@ def _run_engine(
         progress=progress,
         on_phase=on_phase,
         stop=watch_reachability(sut, stop),
-        watcher=rundir.journal,
+        watcher=watch_all(rundir.journal, live),
         warnings=(AUDIT_WARNING,) if request.audit_config is not None else (),
     )
 

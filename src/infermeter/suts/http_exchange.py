@@ -28,7 +28,12 @@ import numpy as np
 
 from infermeter.errors import ConfigError, SUTProtocolError, SUTTimeoutError
 from infermeter.loadgen.interfaces import CompletionSink
-from infermeter.suts.http_wire import HttpStatusError, open_session
+from infermeter.suts.http_wire import (
+    HttpStatusError,
+    open_fresh_session,
+    open_session,
+    pooled_since,
+)
 from infermeter.suts.media_exchange import media_exchange, response_bytes
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig, build_body
 from infermeter.suts.prompts import PromptSource
@@ -72,6 +77,8 @@ class Exchange:
             config, self.headers, reached=lambda: reachability.reached()
         )
         self._session: aiohttp.ClientSession | None = None
+        self._fresh: aiohttp.ClientSession | None = None  # for resends, opened on need
+        self.resent = 0
         self.tally = self._new_tally()
         self.failures: Counter[str] = Counter()
         self.completed = 0
@@ -82,6 +89,8 @@ class Exchange:
     async def close(self) -> None:
         if self._session is not None:
             await self._session.close()
+        if self._fresh is not None:
+            await self._fresh.close()
 
     # -- the exchange ----------------------------------------------------------------
     async def send(
@@ -104,11 +113,18 @@ class Exchange:
         start = loop.time()
         total = start + t.total_s if t.total_s else None
         first = start + t.first_token_s if t.first_token_s else None
+        session = self._session
+        assert session is not None
         try:
             async with asyncio.timeout_at(_earliest(first, total)) as scope:
-                outcome = await self._post(
-                    url, body, headers, sink, ids, state, scope, total
-                )
+                while True:  # once; twice when a pooled connection lost it unread
+                    try:
+                        outcome = await self._post(
+                            session, url, body, headers, sink, ids, state, scope, total
+                        )
+                        break
+                    except _Unanswered as unanswered:
+                        session = self._resend_on(unanswered, start, session)
         except aiohttp.ConnectionTimeoutError:  # a TimeoutError too: tell it apart
             raise SUTTimeoutError(
                 f"timeout: no connection within {t.connect_s:g} s"
@@ -125,8 +141,24 @@ class Exchange:
             raise SUTProtocolError(_empty_reason(outcome.usage_tokens))
         return outcome
 
+    def _resend_on(
+        self, unanswered: _Unanswered, start: float, session: aiohttp.ClientSession
+    ) -> aiohttp.ClientSession:
+        """The session to resend on, once, a request a pooled connection lost
+        before any answer: the server closed a kept-alive connection as the
+        request came (llama-server's idle timer), so it never read it and no
+        work is counted twice. A new connection for every resend. On a
+        connection opened for the request, or a second time, the failure stands."""
+        if session is not self._session or not pooled_since(start):
+            raise unanswered.exc from None
+        if self._fresh is None:
+            self._fresh = open_fresh_session(self.config)
+        self.resent += 1
+        return self._fresh
+
     async def _post(
         self,
+        session: aiohttp.ClientSession,
         url: str,
         body: bytes,
         headers: dict[str, str] | None,
@@ -136,14 +168,19 @@ class Exchange:
         scope: asyncio.Timeout,
         total: float | None,
     ) -> StreamOutcome:
-        assert self._session is not None
         if self._media is not None:
             return await self._media.exchange(
-                self._session, url, body, sink, ids, state, scope, total
+                session, url, body, sink, ids, state, scope, total
             )
-        async with self._session.post(
-            url, data=body, headers=self.headers if headers is None else headers
-        ) as resp:
+        try:
+            resp = await session.post(
+                url, data=body, headers=self.headers if headers is None else headers
+            )
+        except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
+            if _unanswered(exc):
+                raise _Unanswered(exc) from None
+            raise
+        async with resp:
             self.reachability.reached()
             if resp.status != 200:
                 raise HttpStatusError(resp.status, await resp.read())
@@ -172,19 +209,24 @@ class Exchange:
         return reason
 
     def counts(self) -> dict[str, Any]:
-        """Completed and failed samples, the commonest reasons, the token tally."""
-        return {
+        """Completed and failed samples, the commonest reasons, the token tally
+        (and requests resent after a pooled connection lost them, if any)."""
+        counts = {
             "completed": self.completed,
             "failed": sum(self.failures.values()),
             "failure_reasons": top_reasons(self.failures),
             "token_counts": self.tally.as_dict(),
         }
+        if self.resent:
+            counts["resent_unanswered"] = self.resent
+        return counts
 
     def reset(self) -> None:
         """Forget the counts (after a warm-up phase)."""
         self.tally = self._new_tally()
         self.failures.clear()
         self.completed = 0
+        self.resent = 0
 
     def _new_tally(self) -> TokenTally:
         name = self.tokenizer.name if self.tokenizer is not None else None
@@ -231,6 +273,25 @@ class SampleExchange(Exchange):
     def fail(self, exc: BaseException, ids: np.ndarray, sink: CompletionSink) -> None:
         """Fail the sample with ``exc``'s one-line reason (a failure is never the run's)."""
         sink.fail(ids, self.reason(exc))
+
+
+class _Unanswered(Exception):
+    """The connection failed before any answer's status line came (``exc``)."""
+
+    def __init__(self, exc: aiohttp.ClientError) -> None:
+        super().__init__(str(exc))
+        self.exc = exc
+
+
+def _unanswered(exc: aiohttp.ClientError) -> bool:
+    """True when the connection was lost with nothing of an answer come: a
+    disconnect before any status line (aiohttp's ServerDisconnectedError
+    carries the partly parsed answer when one began) or a socket error while
+    the request was written or awaited. A failed connect is not one (it was a
+    new connection)."""
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return isinstance(exc.message, str)
+    return not isinstance(exc, aiohttp.ClientConnectorError)
 
 
 def failure_reason(exc: BaseException) -> str:

@@ -8,9 +8,17 @@ the exchange (``http_exchange``) posts on the session ``open_session`` makes.
 from __future__ import annotations
 
 import asyncio
+import math
 import resource
+from contextvars import ContextVar
+from typing import TYPE_CHECKING
 
 import aiohttp
+
+if TYPE_CHECKING:
+    from aiohttp.client_proto import ResponseHandler
+    from aiohttp.client_reqrep import ClientRequest
+    from aiohttp.tracing import Trace
 
 from infermeter.suts.openai_request import OpenAIConfig
 
@@ -24,6 +32,28 @@ FD_HEADROOM = 64
 # limit (15 s) is past theirs. Below one request per 4 s a connection, each
 # request opens its own (a LAN connect: well under a millisecond).
 KEEPALIVE_S = 4.0
+
+
+# When the current task last opened a connection (loop time): set by the
+# connector only when it opens one, so a reused connection costs nothing here.
+_OPENED_AT: ContextVar[float] = ContextVar("infermeter_opened_at", default=-math.inf)
+
+
+class _Connector(aiohttp.TCPConnector):
+    """aiohttp's connector, noting when the current task opens a connection."""
+
+    async def _create_connection(
+        self, req: ClientRequest, traces: list[Trace], timeout: aiohttp.ClientTimeout
+    ) -> ResponseHandler:
+        # Set before connecting: a connect that fails is a fresh connection too.
+        _OPENED_AT.set(self._loop.time())
+        return await super()._create_connection(req, traces, timeout)
+
+
+def pooled_since(start: float) -> bool:
+    """True when the current task's request begun at ``start`` (loop time) went
+    out on a pooled connection: it opened none since (call only on failure)."""
+    return _OPENED_AT.get() < start
 
 
 class HttpStatusError(Exception):
@@ -54,12 +84,28 @@ def open_session(config: OpenAIConfig) -> aiohttp.ClientSession:
     are the exchange's, per request.
     """
     raise_fd_limit(config.max_connections + FD_HEADROOM)
-    connector = aiohttp.TCPConnector(
+    connector = _Connector(
         limit=config.max_connections,
         limit_per_host=0,
         ttl_dns_cache=300,
         keepalive_timeout=KEEPALIVE_S,
     )
+    return _session(config, connector)
+
+
+def open_fresh_session(config: OpenAIConfig) -> aiohttp.ClientSession:
+    """A session that opens a new connection for every request and keeps none:
+    for resending a request a pooled connection lost unread (``http_exchange``)."""
+    raise_fd_limit(2 * config.max_connections + FD_HEADROOM)
+    connector = aiohttp.TCPConnector(
+        limit=config.max_connections, limit_per_host=0, force_close=True
+    )
+    return _session(config, connector)
+
+
+def _session(
+    config: OpenAIConfig, connector: aiohttp.TCPConnector
+) -> aiohttp.ClientSession:
     connect_s = config.timeouts.connect_s
     return aiohttp.ClientSession(
         connector=connector,
