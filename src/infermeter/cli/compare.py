@@ -74,7 +74,7 @@ def compare_command(
 
       infermeter compare runs/my_run --published v4.1-0043 --json
 
-      infermeter compare curves/h100 curves/h200 --out curves.html
+      infermeter compare curve/ submission/my_org/submission_1/results/my_system/llama3_1-8b
     """
     if len(paths) > 1:
         _compare_curves(paths, out=out, as_json=as_json)
@@ -122,7 +122,8 @@ def _compare_curves(paths: list[Path], *, out: Path | None, as_json: bool) -> No
     curves, others = curve_folders(paths)
     if others:
         raise ConfigError(
-            f"{others[0]} is not a curve (no fixed-concurrency points with output "
-            "tokens and TPOT p90); compare takes one run folder, or curve folders."
+            f"{others[0]} is not a curve (fixed-concurrency points with output tokens "
+            "and TPOT p90, the top level above 32); compare takes one run folder, "
+            "or curve folders."
         )
     show_curves(curves, out=out, as_json=as_json)

@@ -46,7 +46,8 @@ def report_command(
     requests in flight over time, issue lateness, published rows, cost; a
     Pareto curve for each sweep folder (sub-folders with run.json or
     result_summary.json). Fixed-concurrency sweeps ('endpoints run', 'sweep
-    --concurrency', a packaged results/<system>/<model>) are drawn together as
+    --concurrency', a packaged results/<system>/<model>; top level above 32)
+    are drawn together as
     MLPerf Endpoints curves: step functions overlaid, regions shaded, TTFT p90
     per point, and per region each curve's height and area against the first.
     Default output: report.html in the first run folder.
@@ -57,7 +58,7 @@ def report_command(
 
       infermeter report runs/a runs/b sweeps/llama -o report.html --gpu h100-sxm --gpus 8
 
-      infermeter report curves/h100 curves/h200 -o curves.html
+      infermeter report curve/ -o curve.html
     """
     # Imported here: ``infermeter --help`` loads no report code.
     from infermeter.report.html import build_report, write_report
