@@ -74,7 +74,8 @@ def compare_command(
 
       infermeter compare runs/my_run --published v4.1-0043 --json
 
-      infermeter compare curve/ submission/my_org/submission_1/results/my_system/llama3_1-8b
+      infermeter compare curve/ \\
+          submission/my_org/submission_1/results/my_system/llama3_1-8b
     """
     if len(paths) > 1:
         _compare_curves(paths, out=out, as_json=as_json)
