@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import urllib.request
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -15,7 +16,8 @@ from infermeter.cli.main import app
 pytestmark = pytest.mark.integration
 
 
-def test_serve_mock_subprocess_answers_and_counts() -> None:
+def test_serve_mock_subprocess_answers_and_counts(tmp_path: Path) -> None:
+    log = tmp_path / "requests.json"
     cmd = [
         sys.executable,
         "-m",
@@ -25,6 +27,8 @@ def test_serve_mock_subprocess_answers_and_counts() -> None:
         "echo",
         "--port",
         "0",
+        "--request-log",
+        str(log),
     ]
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
     try:
@@ -47,6 +51,18 @@ def test_serve_mock_subprocess_answers_and_counts() -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+    # On exit the mock wrote its own log: the one request, its two tokens.
+    served = json.loads(log.read_text())
+    assert (served["requests"], served["completed"], served["tokens"]) == (1, 1, [2])
+    [received], [last] = served["received_ns"], served["last_byte_ns"]
+    assert received <= served["first_byte_ns"][0] <= last
+
+
+def test_request_log_needs_one_worker(tmp_path: Path) -> None:
+    args = ["serve-mock", "--port", "8123", "--workers", "2"]
+    result = CliRunner().invoke(app, [*args, "--request-log", str(tmp_path / "l")])
+    assert result.exit_code != 0
+    assert "--request-log needs --workers 1" in str(result.exception)
 
 
 def test_serve_mock_help_and_bad_mode() -> None:

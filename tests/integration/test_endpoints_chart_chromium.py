@@ -53,3 +53,23 @@ def test_two_curves_of_nine_points_render(tmp_path: Path) -> None:
     for region in ("Ultra Low", "Low", "Medium", "High"):
         assert f">{region}<" in dom
     assert "data-pwned" not in dom.split("<body", 1)[1].split(">", 1)[0]
+
+
+def test_the_report_draws_two_curves_of_nine_points(tmp_path: Path) -> None:
+    from infermeter.report.html import build_report, write_report
+    from infermeter.runs.endpoints_curve import report_view
+
+    curves = [
+        load_curve(_curve(tmp_path / "a", 1.0), "a"),
+        load_curve(_curve(tmp_path / "b", 1.3), "b"),
+    ]
+    page = write_report(
+        build_report([], curves=report_view(curves)), tmp_path / "r.html"
+    )
+    dom, log = _dump_dom(page, tmp_path)
+    assert [line for line in log.splitlines() if ":CONSOLE" in line] == []
+    assert dom.count('class="point ') == 2 * len(LEVELS)
+    assert dom.count('class="textpoint"') == 2 * len(LEVELS)
+    for region in ("Ultra Low", "Low", "Medium", "High"):
+        assert f">{region}<" in dom  # band names on the chart, rows of the table
+    assert dom.count("(+30.0%)") == 8  # height and area of b against a, per region

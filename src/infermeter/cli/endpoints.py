@@ -520,30 +520,10 @@ def curve_command(
           submission/my_org/submission_1/results/my_system/llama3_1-8b \\
           --label run --label packaged --out curves.html
     """
-    from infermeter.report.endpoints_chart import curve_figure, write_page
-    from infermeter.runs.endpoints_curve import (
-        chart_data,
-        load_curve,
-        region_table,
-        table_text,
-    )
+    from infermeter.cli.curves import show_curves
+    from infermeter.runs.endpoints_curve import load_curve
 
     if label and len(label) != len(folders):
         raise ConfigError(f"give one --label per folder ({len(folders)}), or none.")
     curves = [load_curve(f, label[i] if label else None) for i, f in enumerate(folders)]
-    rows = region_table(curves)
-    if as_json:
-        typer.echo(json.dumps(rows, indent=2))
-    else:
-        text = table_text(curves, rows)
-        table = Table(title="Per region (infermeter results, unverified)")
-        for col in text[0]:
-            table.add_column(col, justify="right")
-        for row in text[1:]:
-            table.add_row(*row)
-        print_table(console, table)
-    if out is not None:
-        plain, bands = chart_data(curves)
-        title = "MLPerf Endpoints curve: " + ", ".join(c.label for c in curves)
-        write_page(out, curve_figure(plain, bands), table_text(curves, rows), title)
-        console.print(f"wrote {out}", markup=False)
+    show_curves(curves, out=out, as_json=as_json)

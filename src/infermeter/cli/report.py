@@ -45,20 +45,30 @@ def report_command(
     Verdict and reasons, latency CDF and histogram, TTFT/TPOT, throughput and
     requests in flight over time, issue lateness, published rows, cost; a
     Pareto curve for each sweep folder (sub-folders with run.json or
-    result_summary.json). Default output: report.html in the first run folder.
+    result_summary.json). Fixed-concurrency sweeps ('endpoints run', 'sweep
+    --concurrency', a packaged results/<system>/<model>; top level above 32)
+    are drawn together as
+    MLPerf Endpoints curves: step functions overlaid, regions shaded, TTFT p90
+    per point, and per region each curve's height and area against the first.
+    Default output: report.html in the first run folder.
 
     Examples:
 
       infermeter report runs/my_run
 
       infermeter report runs/a runs/b sweeps/llama -o report.html --gpu h100-sxm --gpus 8
+
+      infermeter report curve/ -o curve.html
     """
     # Imported here: ``infermeter --help`` loads no report code.
     from infermeter.report.html import build_report, write_report
     from infermeter.report.sweep import is_sweep
+    from infermeter.runs.endpoints_curve import curve_folders, report_view
 
-    sweeps = [p for p in paths if is_sweep(p)]
-    runs = [load_run(p) for p in paths if p not in sweeps]
+    # Fixed-concurrency sweeps are curves: one chart overlays them all as MLPerf
+    # Endpoints publishes a curve; the other sweeps keep their Pareto chart each.
+    curves, sweeps = curve_folders([p for p in paths if is_sweep(p)])
+    runs = [load_run(p) for p in paths if not is_sweep(p)]
     options = {"gpu": gpu, "gpus": gpus, "prices": prices, "store": store}
     extras = {
         r.run_id: _extras(r, **options)
@@ -67,7 +77,8 @@ def report_command(
         or (compare is None and run_figure(r, gpu=gpu, gpus=gpus).accelerator)
     }
     target = output or (runs[0].path if runs else paths[0]) / "report.html"
-    write_report(build_report(runs, sweeps=sweeps, extras=extras), target)
+    view = report_view(curves) if curves else None
+    write_report(build_report(runs, sweeps=sweeps, extras=extras, curves=view), target)
     if as_json:
         typer.echo(
             json.dumps(
@@ -75,6 +86,7 @@ def report_command(
                     "report": str(target),
                     "runs": [r.run_id for r in runs],
                     "sweeps": [str(s) for s in sweeps],
+                    "curves": [c.label for c in curves],
                 }
             )
         )

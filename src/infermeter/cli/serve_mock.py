@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -70,6 +71,13 @@ def serve_mock_command(
             help="never | always | when-tools: answer with a streamed bash tool call."
         ),
     ] = "never",
+    request_log: Annotated[
+        Path | None,
+        typer.Option(
+            help="On exit, write each request's server-side times (received, first "
+            "and last byte, ns) and tokens sent to this JSON file (as GET /mock/requests)."
+        ),
+    ] = None,
 ) -> None:
     """Serve the OpenAI API (text, chat with images, audio, images, videos) until Ctrl-C.
 
@@ -99,9 +107,13 @@ def serve_mock_command(
 
       infermeter serve-mock --mode timed --reasoning-tokens 20 --tool-calls when-tools
 
+      infermeter serve-mock --mode timed --request-log mock-requests.json
+
     Agentic answers (--reasoning-tokens, --tool-calls) stream reasoning deltas
     first, then text or one bash tool call; GET /agentic/requests lists each
-    request's X-Session-ID and message roles.
+    request's X-Session-ID and message roles. GET /mock/requests gives the
+    server's own time of every completion request (when it came in, when its
+    first token chunk and last byte went out) and the tokens it sent.
     """
     # The server (aiohttp) loads only when this command runs.
     from infermeter.servers.faults import FaultConfig
@@ -138,4 +150,11 @@ def serve_mock_command(
             markup=False,
         )
 
-    serve(config, host=host, port=port, workers=workers, announce=announce)
+    serve(
+        config,
+        host=host,
+        port=port,
+        workers=workers,
+        announce=announce,
+        request_log=request_log,
+    )

@@ -20,7 +20,7 @@ import numpy as np
 from infermeter.errors import MissingDependencyError
 from infermeter.formatting import format_figure, format_number
 from infermeter.outfile import replacing
-from infermeter.report import charts, server_charts
+from infermeter.report import charts, endpoints_chart, server_charts
 from infermeter.report.headline import headline, latency_bounds_ms, sut_name
 from infermeter.report.model import RunLike
 from infermeter.report.sweep import sweep_points
@@ -253,11 +253,14 @@ def build_report(
     sweeps: Sequence[Path] = (),
     extras: Mapping[str, Mapping[str, Any]] | None = None,
     generated_at: str | None = None,
+    curves: Mapping[str, Any] | None = None,
 ) -> str:
     """Render the report of ``runs`` (and Pareto curves of ``sweeps``) as HTML.
 
     ``extras[run_id]`` may carry a ``comparison`` and a ``cost`` dict (as from
     ``infermeter compare --json``); they are shown as given, escaped.
+    ``curves``: MLPerf Endpoints curves as plain data (``curves``, ``bands``,
+    ``table``: runs/endpoints_curve.py's ``report_view``), drawn as one chart.
     """
     extras = extras or {}
     contexts = [
@@ -272,6 +275,9 @@ def build_report(
         for i, path in enumerate(sweeps)
     ]
     all_charts = [c for ctx in contexts for c in ctx["charts"]] + paretos
+    if curves:
+        figure = endpoints_chart.curve_figure(curves["curves"], curves["bands"])
+        all_charts.append({"id": "endpoints-curve", "figure": figure})
     if len(runs) > 1:
         overlay = {r.run_id: _ms(r.records.latency_ns()) for r in runs}
         all_charts.append(
@@ -284,6 +290,7 @@ def build_report(
     return template.render(
         runs=contexts,
         paretos=paretos,
+        curves=curves,
         overlay=len(runs) > 1,
         charts_json=script_json(all_charts),
         plotly_js=_plotly_js(),

@@ -207,3 +207,28 @@ def _fig(value: float | None, diff: float | None) -> str:
     if value is None:
         return "-"
     return f"{value:,.0f}" + ("" if diff is None else f" ({diff:+.1%})")
+
+
+def report_view(curves: list[Curve]) -> dict[str, Any]:
+    """What ``infermeter report`` draws of curves (plain data for report/html.py):
+    the curves and their bands (``chart_data``), the region table as text cells."""
+    plain, bands = chart_data(curves)
+    return {
+        "curves": plain,
+        "bands": bands,
+        "table": table_text(curves, region_table(curves)),
+    }
+
+
+def curve_folders(paths: list[Path]) -> tuple[list[Curve], list[Path]]:
+    """The folders that hold a fixed-concurrency curve, as curves labelled by their
+    names (or whole paths when two names clash), and the others as given."""
+    curves: list[Curve] = []
+    others: list[Path] = []
+    clash = len({p.name for p in paths}) < len(paths)
+    for path in paths:
+        try:
+            curves.append(load_curve(path, str(path) if clash else None))
+        except ConfigError:  # rate points, a run of another kind: not a curve
+            others.append(path)
+    return curves, others

@@ -3,7 +3,8 @@
 ``/v1/completions`` and ``/v1/chat/completions``, streamed (SSE) or not, plus the
 multimodal routes of ``mock_media`` (transcriptions, images, videos). Token
 timing comes from a pluggable ``TokenTiming``; faults from a ``FaultPicker``.
-``GET /received`` lists what the latest multimodal requests carried.
+``GET /received`` lists what the latest multimodal requests carried;
+``GET /mock/requests`` the server-side times of every completion (``mock_served``).
 ``MockServer`` runs it on its own thread (tests); ``serve`` runs it in the
 foreground, optionally as several processes on one port (SO_REUSEPORT).
 """
@@ -15,6 +16,7 @@ import socket
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -30,6 +32,7 @@ from infermeter.servers.endpoint import OpenAIEndpoint
 from infermeter.servers.faults import Fault, FaultConfig, FaultPicker
 from infermeter.servers.mock_agentic import AgenticStream, RequestLog, respond_agentic
 from infermeter.servers.mock_media import MediaRoutes
+from infermeter.servers.mock_served import ServedLog, Stamp
 from infermeter.servers.mock_stream import (
     STYLES,
     ParsedRequest,
@@ -125,10 +128,12 @@ class MockApp(OpenAIEndpoint):
         self.received: deque[dict[str, Any]] = deque(maxlen=RECEIVED)
         self.media = MediaRoutes(self)
         self.requests = RequestLog()
+        self.served = ServedLog()
 
     def on_build(self, app: web.Application) -> None:
         self.media.add(app)
         app.router.add_get("/received", self._received)
+        app.router.add_get("/mock/requests", self.served.handler)
         app.router.add_get("/agentic/requests", self.requests.handler)
 
     def record(self, route: str, summary: dict[str, Any]) -> None:
@@ -173,6 +178,7 @@ class MockApp(OpenAIEndpoint):
         if "Authorization" in request.headers:  # never logged, only counted
             self.stats["with_authorization"] += 1
         body = await request.read()
+        stamp = self.served.receive()
         self.requests.add(request, body)
         try:
             parsed = parse_request(
@@ -200,17 +206,26 @@ class MockApp(OpenAIEndpoint):
             )
         self.in_flight += 1
         try:
-            return await self._respond(request, parsed, fault)
+            return await self._respond(request, parsed, fault, stamp)
         finally:
             self.in_flight -= 1
 
     async def _respond(
-        self, request: web.Request, parsed: ParsedRequest, fault: Fault
+        self,
+        request: web.Request,
+        parsed: ParsedRequest,
+        fault: Fault,
+        stamp: Stamp,
     ) -> web.StreamResponse:
         plan = self.timing.plan(parsed.mock)
         if parsed.chat and self.config.agentic.active and fault is Fault.NONE:
             response = await respond_agentic(
-                request, parsed, plan, self.config.agentic, model=self.config.model
+                request,
+                parsed,
+                plan,
+                self.config.agentic,
+                model=self.config.model,
+                stamp=stamp,
             )
         else:
             response = await respond(
@@ -221,6 +236,7 @@ class MockApp(OpenAIEndpoint):
                 faults=self.config.faults,
                 model=self.config.model,
                 echo=self.config.mode == "echo",
+                stamp=stamp,
             )
         if fault is Fault.NONE or fault is Fault.SLOW_FIRST_BYTE:
             self.stats["completed"] += 1
@@ -336,14 +352,19 @@ def serve(
     port: int = 8000,
     workers: int = 1,
     announce: Callable[[int], None] | None = None,
+    request_log: Path | None = None,
 ) -> None:
     """Serve until interrupted; ``workers`` processes share the port (SO_REUSEPORT).
 
-    ``announce`` gets the bound port (useful with port 0) before serving starts.
+    ``announce`` gets the bound port (useful with port 0) before serving starts;
+    ``request_log`` gets the per-request log (``mock_served``) when serving ends.
     """
     config.validate()
     if workers > 1 and port == 0:
         raise ConfigError("--workers > 1 needs a fixed --port (not 0)")
+    if request_log is not None and workers > 1:
+        # Each process keeps its own log; one file could hold only one of them.
+        raise ConfigError("--request-log needs --workers 1 (each process logs apart)")
     sock = bind_socket(host, port, reuse_port=workers > 1)
     children = [
         multiprocessing.get_context("spawn").Process(
@@ -355,11 +376,14 @@ def serve(
         child.start()
     if announce is not None:
         announce(int(sock.getsockname()[1]))
+    mock = MockApp(config)
     try:
-        _run_app(MockApp(config), sock)
+        _run_app(mock, sock)
     finally:
         for child in children:
             child.terminate()
+        if request_log is not None:
+            mock.served.write(request_log)
 
 
 def _serve_one(config: MockConfig, host: str, port: int, index: int) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 from aiohttp import web
 
 from infermeter.errors import ConfigError
+from infermeter.servers.mock_served import Stamp
 from infermeter.servers.mock_stream import DONE, SSE_HEADERS, ParsedRequest
 from infermeter.servers.timing import TokenPlan
 from infermeter.workloads.agentic.turns import SESSION_HEADER
@@ -165,8 +166,10 @@ async def respond_agentic(
     cfg: AgenticStream,
     *,
     model: str,
+    stamp: Stamp | None = None,
 ) -> web.StreamResponse:
-    """Answer a chat request following ``plan`` with reasoning / tool-call deltas."""
+    """Answer a chat request following ``plan`` with reasoning / tool-call deltas;
+    ``stamp`` gets its first and last byte."""
     body = json.loads(await request.read())
     tool = cfg.calls_tool(body)
     n = plan.n_tokens
@@ -188,6 +191,8 @@ async def respond_agentic(
             "message": full_message(cfg, n, tool),
             "finish_reason": finish,
         }
+        if stamp is not None:
+            stamp.done(n)
         return web.json_response(
             {"id": "mock", "object": "chat.completion", "created": 0, "model": model,
              "choices": [choice], "usage": usage}
@@ -203,6 +208,8 @@ async def respond_agentic(
         if delay > 0:
             await asyncio.sleep(delay)
         await response.write(_chunk(delta, model))
+        if i == 0 and stamp is not None:
+            stamp.first_byte()
     tail = _chunk({}, model, finish)
     if parsed.include_usage:
         tail += (
@@ -220,4 +227,6 @@ async def respond_agentic(
         )
     await response.write(tail + DONE)
     await response.write_eof()
+    if stamp is not None:
+        stamp.done(n)
     return response

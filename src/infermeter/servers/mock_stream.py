@@ -16,6 +16,7 @@ from aiohttp import web
 
 from infermeter.servers.faults import Fault, FaultConfig
 from infermeter.servers.media_checks import chat_content
+from infermeter.servers.mock_served import Stamp
 from infermeter.servers.timing import MockRequest, TokenPlan
 
 TOKEN = "tok "
@@ -188,8 +189,10 @@ async def respond(
     faults: FaultConfig,
     model: str,
     echo: bool,
+    stamp: Stamp | None = None,
 ) -> web.StreamResponse:
-    """Answer ``request`` following ``plan``, with ``fault`` injected."""
+    """Answer ``request`` following ``plan``, with ``fault`` injected; ``stamp``
+    gets the first and last byte of a whole answer (none when it fails)."""
     if fault is Fault.SLOW_FIRST_BYTE:
         await asyncio.sleep(faults.slow_first_byte_s)
     n = _emitted(parsed, plan, echo)
@@ -197,6 +200,8 @@ async def respond(
         await asyncio.sleep(
             plan.ttft_s + (float(plan.gaps_s.sum()) if plan.gaps_s is not None else 0.0)
         )
+        if stamp is not None:
+            stamp.done(n)
         return web.json_response(full_body(parsed, n, model, echo))
     instant = plan.ttft_s <= 0 and plan.gaps_s is None
     if instant and fault in (Fault.NONE, Fault.SLOW_FIRST_BYTE):
@@ -205,12 +210,22 @@ async def respond(
             sse_chunk(_token_text(parsed, i, echo, n), parsed.chat, model)
             for i in range(n)
         )
+        if stamp is not None:
+            stamp.done(n)  # handed to aiohttp in one piece
         return web.Response(
             body=stream_head(parsed, model) + body + stream_tail(parsed, n, model),
             headers=SSE_HEADERS,
         )
     return await _stream(
-        request, parsed, plan, n, fault=fault, faults=faults, model=model, echo=echo
+        request,
+        parsed,
+        plan,
+        n,
+        fault=fault,
+        faults=faults,
+        model=model,
+        echo=echo,
+        stamp=stamp,
     )
 
 
@@ -230,6 +245,7 @@ async def _stream(
     faults: FaultConfig,
     model: str,
     echo: bool,
+    stamp: Stamp | None,
 ) -> web.StreamResponse:
     response = web.StreamResponse(headers=SSE_HEADERS)
     await response.prepare(request)
@@ -252,10 +268,14 @@ async def _stream(
         await response.write(
             sse_chunk(_token_text(parsed, i, echo, n), parsed.chat, model)
         )
+        if i == 0 and stamp is not None:
+            stamp.first_byte()
     if fault_at == n:
         return await _inject(request, response, fault, faults)
     await response.write(stream_tail(parsed, n, model))
     await response.write_eof()
+    if stamp is not None:
+        stamp.done(n)
     return response
 
 
