@@ -17,6 +17,8 @@ pytestmark = pytest.mark.integration
 
 TTFT_S, ITL_S, OUT = 0.02, 0.004, 5
 
+SLACK_S = 0.002
+
 
 def _post(url: str, path: str, body: dict[str, Any]) -> bytes:
     request = urllib.request.Request(
@@ -56,14 +58,16 @@ def test_the_log_counts_every_request_served_with_server_side_times() -> None:
     assert len(ttft) == len(tpot) == served
     # The server waited its TTFT, then its gaps on absolute deadlines, before
     # writing: lower bounds only (a busy machine makes times longer, and a late
-    # first token shortens the gaps that follow it).
-    assert all(t >= TTFT_S * 0.99 for t in ttft)
+    # first token shortens the gaps that follow it). The event loop may wake a
+    # timer up to its clock resolution early, and the server's deadlines count
+    # from just before it stamps the request received: 2 ms of slack.
+    assert all(t >= TTFT_S - SLACK_S for t in ttft)
     whole = TTFT_S + (OUT - 1) * ITL_S
     for received, first, last in zip(
         log["received_ns"], log["first_byte_ns"], log["last_byte_ns"], strict=True
     ):
         assert received < first <= last
-        assert (last - received) / 1e9 >= whole * 0.99
+        assert (last - received) / 1e9 >= whole - SLACK_S
 
 
 def test_a_failed_request_is_received_but_not_completed() -> None:
