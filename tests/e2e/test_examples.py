@@ -338,17 +338,24 @@ def shared_needed(example: Example) -> str | None:
     rounds = [v for f, v in itertools.pairwise(argv) if f == "--results"]
     if argv[:2] == ["model", "calibrate"] and not rounds:
         rounds = ["v4.1", "v5.1"]  # its default
+    fits = [v for f, v in itertools.pairwise(argv) if f == "--fit"]
+    if len(fits) > 1:  # several rounds are refitted from their files
+        rounds += fits
+    # A round is the website's summary_results_vX.json or, from v6.1, a results
+    # repository's summary_vX.json (perfmodel.published.round_file reads either).
     files = [
-        f"summary_results_{r if r.startswith('v') else 'v' + r}.json"
-        for r in rounds
-        if ROUND.fullmatch(r)
+        (f"summary_results_{tag}.json", f"summary_{tag}.json")
+        for tag in (r if r.startswith("v") else "v" + r for r in rounds)
+        if ROUND.fullmatch(tag)
     ]
     if "summary_results.json" in example.text:
-        files.append("summary_results_v4.1.json")
-    files += re.findall(r"\.\./shared/data/mlperf/(\S+)", example.text)
-    for name in files:
-        if not (SHARED / name).exists():
-            return f"needs ../shared/data/mlperf/{name}, absent beside this clone"
+        files.append(("summary_results_v4.1.json",))
+    files += [
+        (name,) for name in re.findall(r"\.\./shared/data/mlperf/(\S+)", example.text)
+    ]
+    for names in files:
+        if not any((SHARED / name).exists() for name in names):
+            return f"needs ../shared/data/mlperf/{names[0]}, absent beside this clone"
     return None
 
 
