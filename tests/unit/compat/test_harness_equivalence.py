@@ -140,33 +140,41 @@ def test_token_run_reports_tokens_like_the_wheel(runs: Path) -> None:
 
 
 def test_from_config_return_codes_and_values_match_the_wheel(tmp_path: Path) -> None:
-    script = HARNESS.with_name("fromconfig_script.py")
-    outputs = []
-    for engine in ("official", "compat"):
-        folder = tmp_path / engine
-        folder.mkdir()
-        (folder / "bad.conf").write_text(
-            "*.Server.target_qps = 123\n*.Server.min_duration = 5 # trailing\n"
-        )
-        (folder / "ignored.conf").write_text(
-            "*.Server.target_qps=55\n*.Server.target_qps = 66\n"
-        )
-        (folder / "good.conf").write_text(
-            "*.Server.target_qps = 77\n*.*.target_latency_percentile = 95\n"
-        )
-        prefix = [sys.executable] + (
-            ["-m", "infermeter.compat.shim"] if engine == "compat" else []
-        )
-        proc = subprocess.run(
-            [*prefix, str(script), str(folder)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=True,
-        )
-        outputs.append(proc.stdout.strip().splitlines()[-1])
+    outputs = [
+        _from_config(tmp_path / engine, engine) for engine in ("official", "compat")
+    ]
+    if outputs[0] != outputs[1] and outputs[0].endswith('["config errors", 0]]'):
+        # Seen once on a loaded machine: the wheel's detail log came back without
+        # the config-error lines it writes on every other run (its logger thread
+        # races the script's read). One more official run tells that from a gap.
+        outputs[0] = _from_config(tmp_path / "official-again", "official")
     assert outputs[0] == outputs[1]
     assert '"missing.conf", -2' in outputs[0] and '"bad.conf", -22' in outputs[0]
+
+
+def _from_config(folder: Path, engine: str) -> str:
+    script = HARNESS.with_name("fromconfig_script.py")
+    folder.mkdir()
+    (folder / "bad.conf").write_text(
+        "*.Server.target_qps = 123\n*.Server.min_duration = 5 # trailing\n"
+    )
+    (folder / "ignored.conf").write_text(
+        "*.Server.target_qps=55\n*.Server.target_qps = 66\n"
+    )
+    (folder / "good.conf").write_text(
+        "*.Server.target_qps = 77\n*.*.target_latency_percentile = 95\n"
+    )
+    prefix = [sys.executable] + (
+        ["-m", "infermeter.compat.shim"] if engine == "compat" else []
+    )
+    proc = subprocess.run(
+        [*prefix, str(script), str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return proc.stdout.strip().splitlines()[-1]
 
 
 @pytest.mark.parametrize(
