@@ -21,19 +21,24 @@ import argparse
 import dataclasses
 import json
 import resource
+import sys
 import tempfile
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tests.endpoints_fixtures import word_tokenizer
 
-from infermeter.runs.endpoints_files import percentile
-from infermeter.runs.endpoints_reference import run_reference_points
-from infermeter.runs.endpoints_run import EndpointsRunRequest, run_points
-from infermeter.servers.mock import MockConfig, MockProcess
-from infermeter.servers.mock_served import served_latencies
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # the tests' word-level tokenizer
+
+from tests.endpoints_fixtures import word_tokenizer  # noqa: E402
+
+from infermeter.runs.endpoints_files import percentile  # noqa: E402
+from infermeter.runs.endpoints_reference import run_reference_points  # noqa: E402
+from infermeter.runs.endpoints_run import EndpointsRunRequest, run_points  # noqa: E402
+from infermeter.servers.mock import MockConfig, MockProcess  # noqa: E402
+from infermeter.servers.mock_served import served_latencies  # noqa: E402
 
 TTFT_S, ITL_S, OUT, USERS, DATASET, PASSES = 0.050, 0.005, 32, 8, 64, 4
 
