@@ -240,6 +240,22 @@ def run_command(
             help="endpoints-reference: tokenizer (HF id or folder) for its metrics."
         ),
     ] = None,
+    accuracy_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--accuracy-file",
+            "--accuracy",
+            help="Accuracy set (JSONL: prompt, reference): run §5.3's N accuracy "
+            "passes, each row once.",
+        ),
+    ] = None,
+    accuracy_metric: Annotated[
+        str, typer.Option(help="rouge (summaries) or exact_match.")
+    ] = "rouge",
+    accuracy_at: Annotated[
+        str | None,
+        typer.Option(help="Levels for accuracy passes (default: §5.3's N points)."),
+    ] = None,
 ) -> None:
     """Run the curve's points by the MLPerf Endpoints v1.0 rules: fixed concurrency,
     a warmup run excluded and declared, whole dataset passes drawn with replacement
@@ -248,7 +264,11 @@ def run_command(
     figures are infermeter results (unverified). With --config (repeatable), each point is one
     of the reference client's YAML configs (concurrency load pattern), run on
     infermeter's engine: endpoint, model, level, seeds, window, max_new_tokens and the
-    JSONL dataset's "prompt" rows come from the files.
+    JSONL dataset's "prompt" rows come from the files. With --accuracy-file, the
+    lowest level, the lowest in Low and Medium, and C_max (§5.3's N points) also
+    run an accuracy pass right after their performance run: every row once (without
+    replacement, §6.5), answers kept, scored (ROUGE, or exact_match) into
+    NN_cK/accuracy/accuracy_results.json.
 
     Examples:
 
@@ -259,6 +279,10 @@ def run_command(
       infermeter endpoints run --url URL --model m --concurrency 1,2,4,8,16,32,40 \\
           --seed-set A --duration 1 --dataset-size 16 --out curve/
                         # about 15 s; labelled not submittable (tests: --duration 0.2)
+
+      infermeter endpoints run --url URL --model m --concurrency 1,2,4,8,16,32,40 \\
+          --seed-set A --accuracy-file cnn_eval.jsonl --out curve/
+                        # accuracy passes at c=1, 2, 8 and 40 too
     """
     from infermeter.cli.options import parse_key_values
     from infermeter.runs.endpoints_run import (
@@ -282,6 +306,9 @@ def run_command(
         warmup_requests=warmup,
         min_passes=min_passes,
         partial=partial,
+        accuracy_file=accuracy_file,
+        accuracy_metric=accuracy_metric,
+        accuracy_at=parse_levels(accuracy_at, "--accuracy-at") if accuracy_at else None,
     )
     if config:
         if url or model or concurrency:
@@ -309,6 +336,14 @@ def run_command(
             f"window {o.steady['window']['duration_s']:.1f} s: {verdict}",
             markup=False,
         )
+        if o.accuracy is not None:
+            a = o.accuracy
+            scores = ", ".join(f"{k} {v:.2f}" for k, v in a.scores.items())
+            console.print(
+                f"  accuracy pass: {a.answered} of {len(a.answers)} samples answered, "
+                f"each issued once; {scores}",
+                markup=False,
+            )
 
     outcomes = run_points(request, on_point=show)
     code = _run_exit_code(outcomes)
@@ -339,6 +374,11 @@ def _run_reference(
 
     if client_python is None:
         raise ConfigError("--engine endpoints-reference needs --client-python PATH.")
+    if request.accuracy_file is not None:
+        raise ConfigError(
+            "--accuracy-file runs on infermeter's engine; the reference client runs "
+            "its accuracy from its own YAML (a dataset of type accuracy)."
+        )
     for folder in run_reference_points(request, client_python, tokenizer):
         console.print(f"reference client: {folder}", markup=False)
     console.print(
