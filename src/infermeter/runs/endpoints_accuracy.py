@@ -184,9 +184,9 @@ def run_accuracy(
     answers: list[str | None] = [None] * n
     for query in range(phase.samples_issued):
         ok = rec.status[query] == STATUS_OK and rec.completed_ns[query] != UNSET
-        data_ = phase.response_data.get(query)
-        if ok and data_ is not None:
-            answers[prompts.index(query)] = data_.decode("utf-8", errors="replace")
+        raw = phase.response_data.get(query)
+        if ok and raw is not None:
+            answers[prompts.index(query)] = raw.decode("utf-8", errors="replace")
     # an unanswered sample scores as an empty answer: wrong, never left out
     texts = [a or "" for a in answers]
     return AccuracyOutcome(

@@ -17,7 +17,7 @@ from infermeter.runs.endpoints_accuracy import (
     read_accuracy_set,
 )
 from infermeter.runs.endpoints_package import PackageRequest, package
-from infermeter.runs.endpoints_rules import compute_regions
+from infermeter.runs.endpoints_rules import SEED_SETS, compute_regions
 from infermeter.runs.endpoints_run import (
     EndpointsRunRequest,
     ResampledPrompts,
@@ -29,6 +29,7 @@ from tests.cli_main import run_main
 from tests.endpoints_fixtures import LEVELS, store_curve
 
 ROWS = 6
+SEED_A = SEED_SETS["A"]["sample_index_rng_seed"]
 
 
 def _accuracy_file(path: Path, rows: int = ROWS) -> Path:
@@ -44,37 +45,45 @@ def _accuracy_file(path: Path, rows: int = ROWS) -> Path:
 def test_the_accuracy_pass_issues_each_sample_once_performance_draws_with_replacement(
     tmp_path: Path,
 ) -> None:
+    # performance row i has i + 1 words: the mock's count of prompt words received
+    # tells which rows were sent, as often as they were
+    perf = tmp_path / "perf.jsonl"
+    perf.write_text("".join(f'{{"prompt": "{"w " * (i + 1)}"}}\n' for i in range(ROWS)))
     acc = _accuracy_file(tmp_path / "acc.jsonl")
-    with MockServer(MockConfig(mode="echo")) as url:
+    server = MockServer(MockConfig(mode="echo"))
+    with server as url:
         (point,) = run_points(
             EndpointsRunRequest(
                 sut_options={"url": url, "model": "m"},
                 concurrency=[3],
                 out_dir=tmp_path / "curve",
                 dataset_size=ROWS,
-                input_tokens=4,
                 output_tokens=4,
                 seed_set="A",
                 duration_s=0.01,
                 warmup_requests=0,
                 min_passes=3,
                 partial=True,
+                prompts_file=perf,
                 accuracy_file=acc,
                 accuracy_at=[3],
             )
         )
-    # performance: whole passes, drawn with replacement (some row is not drawn
-    # exactly once per pass); the seed is the bound set's, so this never varies
+    stats = server.mock.stats
+    # performance: whole passes drawn with replacement by seed set A's generator,
+    # so some row is not sent exactly once a pass (the seed fixes which)
     m = point.result.metrics
     assert m.issued == point.passes * ROWS and point.passes >= 3
-    base = SyntheticPrompts(ROWS, input_tokens=4, output_tokens=4)
-    drawn = ResampledPrompts(base, ROWS, seed=586478644936801402)  # seed set A's
+    drawn = ResampledPrompts(None, ROWS, seed=SEED_A)  # type: ignore[arg-type]
     counts = Counter(drawn.index(q) for q in range(m.issued))
-    assert sum(counts.values()) == m.issued
     assert set(counts.values()) != {point.passes}
+    perf_words = sum((row + 1) * k for row, k in counts.items())
+    acc_words = 3 * ROWS  # every accuracy row once, three words each
+    assert stats["requests"] == m.issued + ROWS
+    assert stats["prompt_tokens"] == perf_words + acc_words
+    assert perf_words != point.passes * sum(range(1, ROWS + 1))
     # accuracy: every row exactly once, each answer its own row's (echoed) prompt
-    assert point.accuracy is not None
-    assert point.folder is not None
+    assert point.accuracy is not None and point.folder is not None
     answers = (point.folder / "accuracy" / "answers.jsonl").read_text()
     rows = [json.loads(line) for line in answers.splitlines()]
     assert sorted(r["row"] for r in rows) == list(range(ROWS))
