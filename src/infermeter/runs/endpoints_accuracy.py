@@ -27,8 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from infermeter.errors import ConfigError, MissingDependencyError, PathError
+from infermeter.errors import ConfigError, MissingDependencyError
 from infermeter.loadgen.records import STATUS_OK, UNSET
+from infermeter.runs.endpoints_config import prompt_rows
 from infermeter.runs.endpoints_rules import Regions
 from infermeter.runs.load import LoadSpec, run_load
 from infermeter.suts.prompts import Prompt, PromptSource
@@ -61,25 +62,10 @@ class AccuracySet:
 def read_accuracy_set(path: Path, max_tokens: int) -> AccuracySet:
     """JSONL rows with a ``prompt`` and a reference (``reference``, ``output``,
     ``answer`` or ``ground_truth``); a row without one is refused by line."""
-    if not path.is_file():
-        raise PathError(f"--accuracy-file {path}: no such file.")
     texts: list[str] = []
     refs: list[str] = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            row = None
-        ref = next(
-            (row[k] for k in REFERENCE_FIELDS if isinstance(row, dict) and k in row),
-            None,
-        )
-        if not isinstance(row, dict) or not isinstance(row.get("prompt"), str):
-            raise ConfigError(
-                f"--accuracy-file {path}, line {n}: not a JSON row with a 'prompt' string."
-            )
+    for n, row in prompt_rows(path, "--accuracy-file"):
+        ref = next((row[k] for k in REFERENCE_FIELDS if k in row), None)
         if not isinstance(ref, str):
             raise ConfigError(
                 f"--accuracy-file {path}, line {n}: no reference string; give one of "
@@ -87,8 +73,6 @@ def read_accuracy_set(path: Path, max_tokens: int) -> AccuracySet:
             )
         texts.append(row["prompt"])
         refs.append(ref)
-    if not texts:
-        raise ConfigError(f"--accuracy-file {path}: no rows.")
     return AccuracySet(path.stem, texts, refs, max_tokens)
 
 

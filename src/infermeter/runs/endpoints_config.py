@@ -136,29 +136,37 @@ def curve_of(configs: list[ReferenceConfig]) -> ReferenceConfig:
     return first
 
 
+def prompt_rows(
+    path: Path, what: str, hint: str = ""
+) -> list[tuple[int, dict[str, Any]]]:
+    """The rows of a JSONL file, each with a ``prompt`` string, and their line
+    numbers; ``what`` names the file in errors (``hint`` after "no such file")."""
+    if not path.is_file():
+        raise PathError(f"{what} {path}: no such file{hint}.")
+    rows: list[tuple[int, dict[str, Any]]] = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            row = None
+        if not isinstance(row, dict) or not isinstance(row.get("prompt"), str):
+            raise ConfigError(
+                f"{what} {path}, line {n}: not a JSON row with a 'prompt' string."
+            )
+        rows.append((n, row))
+    if not rows:
+        raise ConfigError(f"{what} {path}: no rows.")
+    return rows
+
+
 class JsonlPrompts:
     """Prompts of a JSONL file: each row's ``prompt`` string, ``max_tokens`` each."""
 
     def __init__(self, path: Path, max_tokens: int) -> None:
-        if not path.is_file():
-            raise PathError(
-                f"dataset {path}: no such file (datasets[].path of the config)."
-            )
-        self.texts: list[str] = []
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                row = None
-            if not isinstance(row, dict) or not isinstance(row.get("prompt"), str):
-                raise ConfigError(
-                    f"dataset {path}, line {n}: not a JSON row with a 'prompt' string."
-                )
-            self.texts.append(row["prompt"])
-        if not self.texts:
-            raise ConfigError(f"dataset {path}: no rows.")
+        rows = prompt_rows(path, "dataset", " (datasets[].path of the config)")
+        self.texts: list[str] = [row["prompt"] for _, row in rows]
         self.max_tokens = max_tokens
 
     def __len__(self) -> int:
