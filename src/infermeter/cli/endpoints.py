@@ -149,7 +149,7 @@ def _points_table(points: list[Any], predicted: dict[int, Any]) -> None:
     from infermeter.runs.endpoints_rules import MIN_TREND_PASSES
 
     table = Table(title="Points (infermeter plan; MLPerf Endpoints v1.0 rules)")
-    cols = ["concurrency", "region", "min window s", "passes", "window s"]
+    cols = ["concurrency", "region", "min window s", "passes", "window s", "accuracy"]
     if predicted:
         cols += ["system tok/s (derived)", "tok/s/user (derived)", "TTFT ms (derived)"]
     for col in cols:
@@ -160,6 +160,7 @@ def _points_table(points: list[Any], predicted: dict[int, Any]) -> None:
         if p.window_s is not None and p.min_passes < MIN_TREND_PASSES:
             passes += " (not windowable)"  # §4.4 needs 4 passes for the official basis
         row += [passes, "-" if p.window_s is None else f"{p.window_s:,.0f}"]
+        row.append("pass (§5.3)" if p.accuracy else "")
         if p.concurrency in predicted:
             f = predicted[p.concurrency]
             row += [

@@ -30,7 +30,6 @@ import numpy as np
 from infermeter.errors import ConfigError, MissingDependencyError
 from infermeter.loadgen.records import STATUS_OK, UNSET
 from infermeter.runs.endpoints_config import prompt_rows
-from infermeter.runs.endpoints_rules import Regions
 from infermeter.runs.load import LoadSpec, run_load
 from infermeter.suts.prompts import Prompt, PromptSource
 from infermeter.workloads.accuracy.answer_match import exact_match
@@ -99,23 +98,6 @@ class ShuffledPrompts:
 
     def prompt(self, index: int) -> Prompt:
         return self.base.prompt(self.index(index))
-
-
-def accuracy_levels(levels: list[int], regions: Regions) -> list[int]:
-    """§5.3's N points: the lowest level (C_min, the Ultra Low point), the lowest
-    level in Low and in Medium, and C_max (the elected Offline point, which also
-    fills High; else the lowest level in High)."""
-    chosen = [min(levels)]
-    for bounds in (regions.low_concurrency, regions.med_concurrency):
-        inside = [c for c in levels if bounds.contains(c) and c not in chosen]
-        if inside:
-            chosen.append(min(inside))
-    high = [c for c in levels if regions.high_concurrency.contains(c)]
-    if regions.c_max in levels:
-        chosen.append(regions.c_max)
-    elif high:
-        chosen.append(min(high))
-    return sorted(set(chosen))
 
 
 @dataclass(slots=True)

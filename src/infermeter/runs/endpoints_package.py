@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.errors import ConfigError
-from infermeter.runs.endpoints_accuracy import RESULTS_FILE, accuracy_levels
+from infermeter.runs.endpoints_accuracy import RESULTS_FILE
 from infermeter.runs.endpoints_files import (
     FILL_IN_MARK,
     SIDECAR,
@@ -37,7 +37,12 @@ from infermeter.runs.endpoints_files import (
     system_desc,
     to_yaml,
 )
-from infermeter.runs.endpoints_rules import SEED_SETS, Regions, check_points
+from infermeter.runs.endpoints_rules import (
+    SEED_SETS,
+    Regions,
+    accuracy_levels,
+    check_points,
+)
 
 
 @dataclass(frozen=True, slots=True)

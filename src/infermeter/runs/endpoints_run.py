@@ -34,12 +34,12 @@ from infermeter.runs.endpoints import result_summary, write_json
 from infermeter.runs.endpoints_accuracy import (
     AccuracyOutcome,
     AccuracyPlan,
-    accuracy_levels,
     check_metric,
 )
 from infermeter.runs.endpoints_config import JsonlPrompts
 from infermeter.runs.endpoints_rules import (
     SEED_SETS,
+    accuracy_levels,
     check_points,
     min_duration_s,
 )

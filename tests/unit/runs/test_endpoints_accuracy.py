@@ -13,11 +13,11 @@ import pytest
 from infermeter.errors import ConfigError
 from infermeter.runs.endpoints_accuracy import (
     ShuffledPrompts,
-    accuracy_levels,
     read_accuracy_set,
 )
 from infermeter.runs.endpoints_package import PackageRequest, package
-from infermeter.runs.endpoints_rules import SEED_SETS, compute_regions
+from infermeter.runs.endpoints_plan import plan_curve
+from infermeter.runs.endpoints_rules import SEED_SETS, accuracy_levels, compute_regions
 from infermeter.runs.endpoints_run import (
     EndpointsRunRequest,
     ResampledPrompts,
@@ -118,6 +118,8 @@ def test_accuracy_runs_at_one_point_per_mandatory_band() -> None:
     assert accuracy_levels(LEVELS, regions) == [1, 2, 8, 40]
     # C_max is the elected Offline point: its result fills High too
     assert accuracy_levels([1, 3, 6, 20, 30, 35, 40], regions) == [1, 3, 6, 40]
+    plan = plan_curve(40, points=LEVELS)  # the plan marks the same points
+    assert [p.concurrency for p in plan.points if p.accuracy] == [1, 2, 8, 40]
 
 
 def test_accuracy_file_and_levels_are_refused_before_any_load(tmp_path: Path) -> None:
