@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import json
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,11 +88,16 @@ def check_metric(metric: str) -> None:
 
 class ShuffledPrompts:
     """Query ``i`` gets dataset row ``order[i]``: a seeded permutation, so each row
-    is issued exactly once (sampling without replacement, §6.5)."""
+    is issued exactly once (sampling without replacement, §6.5). The permutation is
+    Python's ``random.Random(seed).shuffle`` of the rows, the generator and shuffle
+    the reference client's ``WithoutReplacementSampleOrder`` uses (its own accuracy
+    phase issues the rows in file order, also once each)."""
 
     def __init__(self, base: PromptSource, size: int, seed: int) -> None:
         self.base = base
-        self.order = np.random.default_rng([seed, size]).permutation(size)
+        order = list(range(size))
+        random.Random(seed).shuffle(order)
+        self.order = np.asarray(order, dtype=np.int64)
 
     def index(self, query: int) -> int:
         return int(self.order[query])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import random
 from collections import Counter
 from pathlib import Path
 
@@ -111,6 +112,11 @@ def test_the_shuffled_order_is_a_seeded_permutation() -> None:
     assert a.prompt(5) == base.prompt(order[5])
     other = ShuffledPrompts(base, 50, seed=8)
     assert order != [other.index(q) for q in range(50)]
+    # Python's shuffle from a fresh generator of the seed, as the reference client's
+    # WithoutReplacementSampleOrder draws it
+    expected = list(range(50))
+    random.Random(7).shuffle(expected)
+    assert order == expected
 
 
 def test_accuracy_runs_at_one_point_per_mandatory_band() -> None:
