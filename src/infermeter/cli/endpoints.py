@@ -323,6 +323,11 @@ def run_command(
         options.update(url=",".join(url), model=model, api=api)
 
     if engine == "endpoints-reference":
+        if accuracy_file is not None:
+            raise ConfigError(
+                "--accuracy-file runs on infermeter's engine; the reference client "
+                "runs its accuracy from its own YAML (a dataset of type accuracy)."
+            )
         _run_reference(request, client_python, tokenizer)
         return
     if engine != "infermeter":
@@ -375,11 +380,6 @@ def _run_reference(
 
     if client_python is None:
         raise ConfigError("--engine endpoints-reference needs --client-python PATH.")
-    if request.accuracy_file is not None:
-        raise ConfigError(
-            "--accuracy-file runs on infermeter's engine; the reference client runs "
-            "its accuracy from its own YAML (a dataset of type accuracy)."
-        )
     for folder in run_reference_points(request, client_python, tokenizer):
         console.print(f"reference client: {folder}", markup=False)
     console.print(
@@ -415,7 +415,22 @@ def _from_configs(paths: list[Path], request: Any) -> Any:
         output_tokens=first.max_new_tokens or request.output_tokens,
         prompts_file=first.dataset,
         dataset_size=size or request.dataset_size,
+        **_config_accuracy(configs, request),
     )
+
+
+def _config_accuracy(configs: list[Any], request: Any) -> dict[str, Any]:
+    """The configs' ROUGE accuracy dataset (the first file's that has one), unless
+    --accuracy-file names one; its passes run at §5.3's N points."""
+    found = next((c for c in configs if c.accuracy_file is not None), None)
+    if request.accuracy_file is not None or found is None:
+        return {}
+    return {
+        "accuracy_file": found.accuracy_file,
+        "accuracy_metric": "rouge",
+        "accuracy_reference": found.accuracy_reference,
+        "accuracy_name": found.accuracy_name,
+    }
 
 
 @endpoints_app.command("package")

@@ -59,21 +59,29 @@ class AccuracySet:
         return len(self.texts)
 
 
-def read_accuracy_set(path: Path, max_tokens: int) -> AccuracySet:
-    """JSONL rows with a ``prompt`` and a reference (``reference``, ``output``,
-    ``answer`` or ``ground_truth``); a row without one is refused by line."""
+def read_accuracy_set(
+    path: Path,
+    max_tokens: int,
+    *,
+    reference_field: str | None = None,
+    name: str | None = None,
+) -> AccuracySet:
+    """JSONL rows with a ``prompt`` and a reference (``reference_field``, else the
+    first of ``reference``, ``output``, ``answer``, ``ground_truth``); a row without
+    one is refused by line. ``name``: the dataset's (default: the file's stem)."""
+    fields = (reference_field,) if reference_field else REFERENCE_FIELDS
     texts: list[str] = []
     refs: list[str] = []
     for n, row in prompt_rows(path, "--accuracy-file"):
-        ref = next((row[k] for k in REFERENCE_FIELDS if k in row), None)
+        ref = next((row[k] for k in fields if k in row), None)
         if not isinstance(ref, str):
             raise ConfigError(
                 f"--accuracy-file {path}, line {n}: no reference string; give one of "
-                f"{', '.join(REFERENCE_FIELDS)}."
+                f"{', '.join(fields)}."
             )
         texts.append(row["prompt"])
         refs.append(ref)
-    return AccuracySet(path.stem, texts, refs, max_tokens)
+    return AccuracySet(name or path.stem, texts, refs, max_tokens)
 
 
 def check_metric(metric: str) -> None:
@@ -225,10 +233,7 @@ class AccuracyPlan:
     sut: Any = None
 
     @classmethod
-    def of(
-        cls, path: Path, max_tokens: int, seed: int, levels: list[int]
-    ) -> AccuracyPlan:
-        data = read_accuracy_set(path, max_tokens)
+    def of(cls, data: AccuracySet, seed: int, levels: list[int]) -> AccuracyPlan:
         return cls(data, ShuffledPrompts(data, len(data), seed), levels)
 
     def run(

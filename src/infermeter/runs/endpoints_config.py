@@ -38,6 +38,10 @@ class ReferenceConfig:
     samples: int | None
     seed_set: str | None
     seed: int
+    # the accuracy dataset, when it is JSONL scored by ROUGE (the one scorer shared)
+    accuracy_file: Path | None = None
+    accuracy_reference: str | None = None
+    accuracy_name: str | None = None
 
 
 def read_config(path: Path) -> ReferenceConfig:
@@ -79,7 +83,25 @@ def read_config(path: Path) -> ReferenceConfig:
         samples=perf.get("samples"),
         seed_set=_bound(seeds),
         seed=int(seeds[1] or 0) % 2**32,
+        **_accuracy(doc, path),
     )
+
+
+def _accuracy(doc: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The ``accuracy`` dataset infermeter can run: a path, ROUGE scoring
+    (``accuracy_config.eval_method: rouge``); its reference column is
+    ``accuracy_config.ground_truth`` (the reference's default: ``ground_truth``)."""
+    acc: dict[str, Any] = next(
+        (d for d in doc.get("datasets") or [] if d.get("type") == "accuracy"), {}
+    )
+    config = acc.get("accuracy_config") or {}
+    if not acc.get("path") or config.get("eval_method") != "rouge":
+        return {}
+    return {
+        "accuracy_file": path.parent / acc["path"],
+        "accuracy_reference": config.get("ground_truth") or "ground_truth",
+        "accuracy_name": acc.get("name"),
+    }
 
 
 def _load(path: Path) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from infermeter.runs.endpoints_accuracy import (
     AccuracyOutcome,
     AccuracyPlan,
     check_metric,
+    read_accuracy_set,
 )
 from infermeter.runs.endpoints_config import JsonlPrompts
 from infermeter.runs.endpoints_rules import (
@@ -73,6 +74,8 @@ class EndpointsRunRequest:
     partial: bool = False  # levels that are not a whole curve (not packageable)
     accuracy_file: Path | None = None  # JSONL prompt + reference: run accuracy passes
     accuracy_metric: str = "rouge"
+    accuracy_reference: str | None = None  # the rows' reference field (else found)
+    accuracy_name: str | None = None  # the accuracy dataset's name (else the stem)
     accuracy_at: list[int] | None = None  # default: §5.3's N points of the curve
 
     def validate(self) -> None:
@@ -166,9 +169,14 @@ def run_points(
     seeds = SEED_SETS.get(request.seed_set or "", {})
     accuracy = None  # read first: a bad accuracy set stops the run before any load
     if request.accuracy_file is not None:
-        accuracy = AccuracyPlan.of(
+        data = read_accuracy_set(
             request.accuracy_file,
             request.output_tokens,
+            reference_field=request.accuracy_reference,
+            name=request.accuracy_name,
+        )
+        accuracy = AccuracyPlan.of(
+            data,
             seeds.get("sample_index_rng_seed", request.seed),
             request.accuracy_levels(),
         )
