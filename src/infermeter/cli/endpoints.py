@@ -364,13 +364,16 @@ def run_command(
 
 
 def _run_exit_code(outcomes: list[Any]) -> int:
-    """1 when no request completed anywhere, 3 when some request failed, else 0."""
+    """1 when no request completed anywhere, 3 when some request (or accuracy
+    sample) failed, else 0."""
     from infermeter.cli.main import EXIT_ERROR, EXIT_INVALID
 
     metrics = [o.result.metrics for o in outcomes]
     if not any(m.completed for m in metrics):
         return EXIT_ERROR
-    return EXIT_INVALID if any(m.completed < m.issued for m in metrics) else 0
+    short = [o.accuracy for o in outcomes if o.accuracy and o.accuracy.problems()]
+    failed = any(m.completed < m.issued for m in metrics) or short
+    return EXIT_INVALID if failed else 0
 
 
 def _run_reference(

@@ -8,11 +8,13 @@ import json
 import random
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from infermeter.errors import ConfigError
 from infermeter.runs.endpoints_accuracy import (
+    AccuracyOutcome,
     ShuffledPrompts,
     read_accuracy_set,
 )
@@ -179,3 +181,21 @@ def test_run_refuses_a_bad_accuracy_set_with_one_line_and_writes_nothing(
     assert "line 1: no reference string" in done.stderr
     assert "Traceback" not in done.output
     assert not (tmp_path / "curve").exists()
+
+
+def test_an_unanswered_accuracy_sample_makes_the_run_exit_3() -> None:
+    from infermeter.cli.endpoints import _run_exit_code
+
+    def point(answers: list[str | None] | None) -> SimpleNamespace:
+        metrics = SimpleNamespace(completed=8, issued=8)
+        acc = None
+        if answers is not None:
+            acc = AccuracyOutcome(
+                1, list(range(len(answers))), answers, {}, "rouge", 0.1
+            )
+        return SimpleNamespace(result=SimpleNamespace(metrics=metrics), accuracy=acc)
+
+    assert _run_exit_code([point(None), point(["a", "b"])]) == 0
+    short = point(["a", None])
+    assert short.accuracy.problems() == ["accuracy pass: 1 of 2 samples unanswered"]
+    assert _run_exit_code([point(None), short]) == 3
