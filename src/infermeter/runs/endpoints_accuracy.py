@@ -10,7 +10,7 @@ benchmark's metric (ROUGE for a summarization set such as llama3_1-8b's
 cnn_dailymail, or exact match) and writes ``accuracy/accuracy_results.json`` in
 the checker's schema: one entry per dataset, keyed by its name, with
 ``dataset_name``, ``dataset_type: accuracy``, ``num_samples`` and ``score``
-(metric -> value, ROUGE as percentages as the reference's scorers report them).
+(metric -> value; ROUGE in percent, the scale of the checker's targets).
 A result at any other point is an extra the checker refuses (§4.3: N is a fixed
 count), so no other point gets one. Against a mock the score is the mock's.
 """
