@@ -30,6 +30,12 @@ def _config(folder: Path, url: str, c: int, **over: object) -> Path:
         '  - name: "perf"',
         '    type: "performance"',
         '    path: "prompts.jsonl"',
+        '  - name: "cnn_dailymail::llama3_8b"',
+        '    type: "accuracy"',
+        '    path: "eval.jsonl"',
+        "    accuracy_config:",
+        '      eval_method: "rouge"',
+        '      ground_truth: "highlights"',
         "settings:",
         "  runtime:",
         "    min_duration_ms: 200",
@@ -51,6 +57,9 @@ def test_reference_configs_run_as_a_bound_curve(tmp_path: Path) -> None:
     (tmp_path / "prompts.jsonl").write_text(
         "\n".join(json.dumps(r) for r in rows) + "\n"
     )
+    # the accuracy dataset: its ROUGE passes run at §5.3's N points
+    evals = [{"prompt": f"story {i}", "highlights": f"gist {i}"} for i in range(5)]
+    (tmp_path / "eval.jsonl").write_text("".join(json.dumps(r) + "\n" for r in evals))
     timed = MockConfig(mode="timed", ttft="const:0.004", itl="const:0.001")
     with MockServer(timed) as url:
         configs = [_config(tmp_path, url, c) for c in LEVELS]
@@ -68,6 +77,16 @@ def test_reference_configs_run_as_a_bound_curve(tmp_path: Path) -> None:
             doc["output_sequence_lengths"]["percentiles"]["50"] == 8
         )  # max_new_tokens
         assert any("shortens" in p for p in run["problems"])  # 200 ms windows
+    accuracy = sorted((tmp_path / "curve").glob("*/accuracy/accuracy_results.json"))
+    assert [p.parent.parent.name for p in accuracy] == [
+        "00_c1",
+        "01_c2",
+        "03_c8",
+        "06_c40",
+    ]
+    entry = json.loads(accuracy[0].read_text())["cnn_dailymail::llama3_8b"]
+    assert entry["num_samples"] == len(evals) and entry["complete"]
+    assert set(entry["score"]) == {"rouge1", "rouge2", "rougeL", "rougeLsum"}
 
 
 def test_configs_that_are_not_one_fixed_concurrency_curve_are_refused(

@@ -149,7 +149,7 @@ def _points_table(points: list[Any], predicted: dict[int, Any]) -> None:
     from infermeter.runs.endpoints_rules import MIN_TREND_PASSES
 
     table = Table(title="Points (infermeter plan; MLPerf Endpoints v1.0 rules)")
-    cols = ["concurrency", "region", "min window s", "passes", "window s"]
+    cols = ["concurrency", "region", "min window s", "passes", "window s", "accuracy"]
     if predicted:
         cols += ["system tok/s (derived)", "tok/s/user (derived)", "TTFT ms (derived)"]
     for col in cols:
@@ -160,6 +160,7 @@ def _points_table(points: list[Any], predicted: dict[int, Any]) -> None:
         if p.window_s is not None and p.min_passes < MIN_TREND_PASSES:
             passes += " (not windowable)"  # §4.4 needs 4 passes for the official basis
         row += [passes, "-" if p.window_s is None else f"{p.window_s:,.0f}"]
+        row.append("pass (§5.3)" if p.accuracy else "")
         if p.concurrency in predicted:
             f = predicted[p.concurrency]
             row += [
@@ -240,6 +241,22 @@ def run_command(
             help="endpoints-reference: tokenizer (HF id or folder) for its metrics."
         ),
     ] = None,
+    accuracy_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--accuracy-file",
+            "--accuracy",
+            help="Accuracy set (JSONL: prompt, reference): run §5.3's N accuracy "
+            "passes, each row once.",
+        ),
+    ] = None,
+    accuracy_metric: Annotated[
+        str, typer.Option(help="rouge (summaries) or exact_match.")
+    ] = "rouge",
+    accuracy_at: Annotated[
+        str | None,
+        typer.Option(help="Levels for accuracy passes (default: §5.3's N points)."),
+    ] = None,
 ) -> None:
     """Run the curve's points by the MLPerf Endpoints v1.0 rules: fixed concurrency,
     a warmup run excluded and declared, whole dataset passes drawn with replacement
@@ -248,7 +265,11 @@ def run_command(
     figures are infermeter results (unverified). With --config (repeatable), each point is one
     of the reference client's YAML configs (concurrency load pattern), run on
     infermeter's engine: endpoint, model, level, seeds, window, max_new_tokens and the
-    JSONL dataset's "prompt" rows come from the files.
+    JSONL dataset's "prompt" rows come from the files. With --accuracy-file, the
+    lowest level, the lowest in Low and Medium, and C_max (§5.3's N points) also
+    run an accuracy pass right after their performance run: every row once (without
+    replacement, §6.5), answers kept, scored (ROUGE, or exact_match) into
+    NN_cK/accuracy/accuracy_results.json.
 
     Examples:
 
@@ -259,6 +280,10 @@ def run_command(
       infermeter endpoints run --url URL --model m --concurrency 1,2,4,8,16,32,40 \\
           --seed-set A --duration 1 --dataset-size 16 --out curve/
                         # about 15 s; labelled not submittable (tests: --duration 0.2)
+
+      infermeter endpoints run --url URL --model m --concurrency 1,2,4,8,16,32,40 \\
+          --seed-set A --accuracy-file cnn_eval.jsonl --out curve/
+                        # accuracy passes at c=1, 2, 8 and 40 too
     """
     from infermeter.cli.options import parse_key_values
     from infermeter.runs.endpoints_run import (
@@ -282,6 +307,9 @@ def run_command(
         warmup_requests=warmup,
         min_passes=min_passes,
         partial=partial,
+        accuracy_file=accuracy_file,
+        accuracy_metric=accuracy_metric,
+        accuracy_at=parse_levels(accuracy_at, "--accuracy-at") if accuracy_at else None,
     )
     if config:
         if url or model or concurrency:
@@ -295,6 +323,11 @@ def run_command(
         options.update(url=",".join(url), model=model, api=api)
 
     if engine == "endpoints-reference":
+        if accuracy_file is not None:
+            raise ConfigError(
+                "--accuracy-file runs on infermeter's engine; the reference client "
+                "runs its accuracy from its own YAML (a dataset of type accuracy)."
+            )
         _run_reference(request, client_python, tokenizer)
         return
     if engine != "infermeter":
@@ -309,6 +342,14 @@ def run_command(
             f"window {o.steady['window']['duration_s']:.1f} s: {verdict}",
             markup=False,
         )
+        if o.accuracy is not None:
+            a = o.accuracy
+            scores = ", ".join(f"{k} {v:.2f}" for k, v in a.scores.items())
+            console.print(
+                f"  accuracy pass: {a.answered} of {len(a.answers)} samples answered, "
+                f"each issued once; {scores}",
+                markup=False,
+            )
 
     outcomes = run_points(request, on_point=show)
     code = _run_exit_code(outcomes)
@@ -323,13 +364,16 @@ def run_command(
 
 
 def _run_exit_code(outcomes: list[Any]) -> int:
-    """1 when no request completed anywhere, 3 when some request failed, else 0."""
+    """1 when no request completed anywhere, 3 when some request (or accuracy
+    sample) failed, else 0."""
     from infermeter.cli.main import EXIT_ERROR, EXIT_INVALID
 
     metrics = [o.result.metrics for o in outcomes]
     if not any(m.completed for m in metrics):
         return EXIT_ERROR
-    return EXIT_INVALID if any(m.completed < m.issued for m in metrics) else 0
+    short = [o.accuracy for o in outcomes if o.accuracy and o.accuracy.problems()]
+    failed = any(m.completed < m.issued for m in metrics) or short
+    return EXIT_INVALID if failed else 0
 
 
 def _run_reference(
@@ -374,7 +418,22 @@ def _from_configs(paths: list[Path], request: Any) -> Any:
         output_tokens=first.max_new_tokens or request.output_tokens,
         prompts_file=first.dataset,
         dataset_size=size or request.dataset_size,
+        **_config_accuracy(configs, request),
     )
+
+
+def _config_accuracy(configs: list[Any], request: Any) -> dict[str, Any]:
+    """The configs' ROUGE accuracy dataset (the first file's that has one), unless
+    --accuracy-file names one; its passes run at §5.3's N points."""
+    found = next((c for c in configs if c.accuracy_file is not None), None)
+    if request.accuracy_file is not None or found is None:
+        return {}
+    return {
+        "accuracy_file": found.accuracy_file,
+        "accuracy_metric": "rouge",
+        "accuracy_reference": found.accuracy_reference,
+        "accuracy_name": found.accuracy_name,
+    }
 
 
 @endpoints_app.command("package")

@@ -38,6 +38,10 @@ class ReferenceConfig:
     samples: int | None
     seed_set: str | None
     seed: int
+    # the accuracy dataset, when it is JSONL scored by ROUGE (the one scorer shared)
+    accuracy_file: Path | None = None
+    accuracy_reference: str | None = None
+    accuracy_name: str | None = None
 
 
 def read_config(path: Path) -> ReferenceConfig:
@@ -79,7 +83,25 @@ def read_config(path: Path) -> ReferenceConfig:
         samples=perf.get("samples"),
         seed_set=_bound(seeds),
         seed=int(seeds[1] or 0) % 2**32,
+        **_accuracy(doc, path),
     )
+
+
+def _accuracy(doc: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The ``accuracy`` dataset infermeter can run: a path, ROUGE scoring
+    (``accuracy_config.eval_method: rouge``); its reference column is
+    ``accuracy_config.ground_truth`` (the reference's default: ``ground_truth``)."""
+    acc: dict[str, Any] = next(
+        (d for d in doc.get("datasets") or [] if d.get("type") == "accuracy"), {}
+    )
+    config = acc.get("accuracy_config") or {}
+    if not acc.get("path") or config.get("eval_method") != "rouge":
+        return {}
+    return {
+        "accuracy_file": path.parent / acc["path"],
+        "accuracy_reference": config.get("ground_truth") or "ground_truth",
+        "accuracy_name": acc.get("name"),
+    }
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -136,29 +158,37 @@ def curve_of(configs: list[ReferenceConfig]) -> ReferenceConfig:
     return first
 
 
+def prompt_rows(
+    path: Path, what: str, hint: str = ""
+) -> list[tuple[int, dict[str, Any]]]:
+    """The rows of a JSONL file, each with a ``prompt`` string, and their line
+    numbers; ``what`` names the file in errors (``hint`` after "no such file")."""
+    if not path.is_file():
+        raise PathError(f"{what} {path}: no such file{hint}.")
+    rows: list[tuple[int, dict[str, Any]]] = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            row = None
+        if not isinstance(row, dict) or not isinstance(row.get("prompt"), str):
+            raise ConfigError(
+                f"{what} {path}, line {n}: not a JSON row with a 'prompt' string."
+            )
+        rows.append((n, row))
+    if not rows:
+        raise ConfigError(f"{what} {path}: no rows.")
+    return rows
+
+
 class JsonlPrompts:
     """Prompts of a JSONL file: each row's ``prompt`` string, ``max_tokens`` each."""
 
     def __init__(self, path: Path, max_tokens: int) -> None:
-        if not path.is_file():
-            raise PathError(
-                f"dataset {path}: no such file (datasets[].path of the config)."
-            )
-        self.texts: list[str] = []
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                row = None
-            if not isinstance(row, dict) or not isinstance(row.get("prompt"), str):
-                raise ConfigError(
-                    f"dataset {path}, line {n}: not a JSON row with a 'prompt' string."
-                )
-            self.texts.append(row["prompt"])
-        if not self.texts:
-            raise ConfigError(f"dataset {path}: no rows.")
+        rows = prompt_rows(path, "dataset", " (datasets[].path of the config)")
+        self.texts: list[str] = [row["prompt"] for _, row in rows]
         self.max_tokens = max_tokens
 
     def __len__(self) -> int:

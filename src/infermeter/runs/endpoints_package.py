@@ -6,10 +6,12 @@
       src/infermeter/README.md         how the points were run (edit: your SUT's build)
       docs/README.md                   the fields left to fill in
       results/<system>/<model>/r<N>/   point.yaml, config.yaml, result_summary.json,
-                                       system_desc.json
+                                       system_desc.json, accuracy_results.json (§6.6)
 
 Points come from ``infermeter sweep --concurrency`` or ``infermeter endpoints run``
-folders (``NN_cK/performance/result_summary.json``). A rate or trace point is not a
+folders (``NN_cK/performance/result_summary.json``); a point's accuracy pass
+(``NN_cK/accuracy/accuracy_results.json``, ``endpoints run --accuracy-file`` or the
+reference client's) goes beside its point.yaml. A rate or trace point is not a
 fixed-concurrency point (§6.1) and is refused. The tree is built beside the target
 and moved into place, so a refused package writes nothing.
 """
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from infermeter.errors import ConfigError
+from infermeter.runs.endpoints_accuracy import RESULTS_FILE
 from infermeter.runs.endpoints_files import (
     FILL_IN_MARK,
     SIDECAR,
@@ -34,7 +37,12 @@ from infermeter.runs.endpoints_files import (
     system_desc,
     to_yaml,
 )
-from infermeter.runs.endpoints_rules import SEED_SETS, Regions, check_points
+from infermeter.runs.endpoints_rules import (
+    SEED_SETS,
+    Regions,
+    accuracy_levels,
+    check_points,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +78,12 @@ class StoredPoint:
         if "infermeter" not in self.summary and side.is_file():
             return dict(json.loads(side.read_text(encoding="utf-8")))
         return dict(self.summary.get("infermeter") or {})
+
+    @property
+    def accuracy(self) -> Path | None:
+        """The point's accuracy pass (§6.6), if one ran."""
+        path = self.folder / "accuracy" / RESULTS_FILE
+        return path if path.is_file() else None
 
     @property
     def endpoints(self) -> dict[str, Any]:
@@ -164,7 +178,9 @@ def _write_tree(
             (folder / "config.yaml").write_text(to_yaml(config_yaml(stored, meta)))
         _json(folder / "result_summary.json", summary_for_checker(p.summary))
         _json(folder / "system_desc.json", desc)
-    _readmes(root, request, points)
+        if p.accuracy is not None:
+            shutil.copyfile(p.accuracy, folder / RESULTS_FILE)
+    _readmes(root, request, points, _accuracy_note(points, regions))
 
 
 def _meta(request: PackageRequest, points: list[StoredPoint]) -> dict[str, Any]:
@@ -212,7 +228,30 @@ def _point_facts(p: StoredPoint) -> dict[str, Any]:
     }
 
 
-def _readmes(root: Path, request: PackageRequest, points: list[StoredPoint]) -> None:
+def _accuracy_note(points: list[StoredPoint], regions: Regions) -> str:
+    """What the tree holds of §5.3's N accuracy results, in one line."""
+    have = [p.concurrency for p in points if p.accuracy is not None]
+    levels = [p.concurrency for p in points]
+    wanted = accuracy_levels(levels, regions)
+    named = ", ".join(f"r{c}" for c in wanted)
+    if not have:
+        return (
+            f"Accuracy runs are not in this tree: run them at {named} "
+            "('infermeter endpoints run --accuracy-file FILE').\n"
+        )
+    missing = [c for c in wanted if c not in have]
+    extra = [c for c in have if c not in wanted]
+    note = f"Accuracy results (§6.6) at {', '.join(f'r{c}' for c in have)}"
+    if missing:
+        note += f"; missing at {', '.join(f'r{c}' for c in missing)}"
+    if extra:  # the checker may still match them to bands; say what was expected
+        note += f"; §5.3's choice would be {named}"
+    return note + ".\n"
+
+
+def _readmes(
+    root: Path, request: PackageRequest, points: list[StoredPoint], accuracy: str
+) -> None:
     src = root / "src" / "infermeter"
     src.mkdir(parents=True)
     levels = ",".join(str(p.concurrency) for p in points)
@@ -232,7 +271,7 @@ def _readmes(root: Path, request: PackageRequest, points: list[StoredPoint]) -> 
         f"Every field whose value starts with `{FILL_IN_MARK}` (find them with\n"
         f"`grep -rn {FILL_IN_MARK} .`), and the numeric fields written as 0 in\n"
         "system_desc.json (host_processor_core_count, accelerators_per_node).\n"
-        "Accuracy runs (accuracy_results.json per mandatory region) are not made here.\n",
+        + accuracy,
         encoding="utf-8",
     )
 

@@ -3,11 +3,14 @@
 Each point runs a warmup, then a steady-state window of at least §6.2's minimum (issue
 time), spanning whole dataset passes (at least one; §4.4's ``windowable`` status, the
 official basis, needs 4), then drains. Without a throughput estimate the wall time is
-a lower bound: the minimum windows plus the warmups.
+a lower bound: the minimum windows plus the warmups. §5.3's N points (one per
+mandatory band; C_max, the elected Offline point, fills High) also need an accuracy
+pass each (§4.3), which the campaign time leaves out: its set's size is not known here.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +18,7 @@ from typing import Any
 from infermeter.runs.endpoints_rules import (
     REGION_LABELS,
     Regions,
+    accuracy_levels,
     check_points,
     choose_points,
     compute_regions,
@@ -32,6 +36,7 @@ class PlannedPoint:
     min_passes: int  # whole dataset passes the window must span (>= 1)
     qps: float | None = None  # a throughput estimate, when one was given
     window_s: float | None = None  # the window the passes take at that rate
+    accuracy: bool = False  # one of §5.3's N points: an accuracy pass follows
 
     def row(self) -> dict[str, Any]:
         return {
@@ -41,6 +46,7 @@ class PlannedPoint:
             "min_passes": self.min_passes,
             "qps": self.qps,
             "window_s": self.window_s,
+            "accuracy_pass": self.accuracy,
         }
 
 
@@ -83,7 +89,13 @@ def plan_curve(
     else:
         levels = choose_points(c_max, c_min, count)
         regions = compute_regions(c_max, levels[0])
-    planned = [_point(c, regions, dataset_size, (qps or {}).get(c)) for c in levels]
+    accuracy = set(accuracy_levels(levels, regions))
+    planned = [
+        dataclasses.replace(
+            _point(c, regions, dataset_size, (qps or {}).get(c)), accuracy=c in accuracy
+        )
+        for c in levels
+    ]
     windows = [
         p.window_s if p.window_s is not None else p.min_window_s for p in planned
     ]

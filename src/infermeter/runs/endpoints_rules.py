@@ -248,3 +248,20 @@ def _log_fill(lo: int, hi: int, want: int, taken: set[int]) -> list[int]:
             return [free[round(i * last / max(1, want - 1))] for i in range(want)]
     # a narrow range: every free level there is
     return sorted(set(range(lo + 1, hi)) - taken)[:want]
+
+
+def accuracy_levels(levels: list[int], regions: Regions) -> list[int]:
+    """§5.3's N points: the lowest level (C_min, the Ultra Low point), the lowest
+    level in Low and in Medium, and C_max (the elected Offline point, which also
+    fills High; else the lowest level in High)."""
+    chosen = [min(levels)]
+    for bounds in (regions.low_concurrency, regions.med_concurrency):
+        inside = [c for c in levels if bounds.contains(c) and c not in chosen]
+        if inside:
+            chosen.append(min(inside))
+    high = [c for c in levels if regions.high_concurrency.contains(c)]
+    if regions.c_max in levels:
+        chosen.append(regions.c_max)
+    elif high:
+        chosen.append(min(high))
+    return sorted(set(chosen))

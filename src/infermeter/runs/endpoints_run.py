@@ -9,7 +9,9 @@ Prompts are drawn with replacement (performance runs) by a generator seeded from
 bound seed set's ``sample_index_rng_seed`` (§4.6), or from ``--seed`` and labelled
 unbound. ``--duration`` shortens every window; such a point is labelled not
 submittable. Streaming of every chunk is the HTTP SUT's default; TTFT counts to the
-first non-empty text, reasoning or tool-call fragment (suts/sse.py).
+first non-empty text, reasoning or tool-call fragment (suts/sse.py). With
+``accuracy_file``, §5.3's N points also run their accuracy pass right after the
+performance run (runs/endpoints_accuracy.py): every row once, answers kept, scored.
 """
 
 from __future__ import annotations
@@ -29,9 +31,16 @@ from infermeter.errors import ConfigError
 from infermeter.loadgen.records import STATUS_OK, UNSET
 from infermeter.outfile import writable_folder
 from infermeter.runs.endpoints import result_summary, write_json
+from infermeter.runs.endpoints_accuracy import (
+    AccuracyOutcome,
+    AccuracyPlan,
+    check_metric,
+    read_accuracy_set,
+)
 from infermeter.runs.endpoints_config import JsonlPrompts
 from infermeter.runs.endpoints_rules import (
     SEED_SETS,
+    accuracy_levels,
     check_points,
     min_duration_s,
 )
@@ -63,6 +72,11 @@ class EndpointsRunRequest:
     min_passes: int = 1
     prompts_file: Path | None = None  # JSONL rows with a "prompt"; else synthetic
     partial: bool = False  # levels that are not a whole curve (not packageable)
+    accuracy_file: Path | None = None  # JSONL prompt + reference: run accuracy passes
+    accuracy_metric: str = "rouge"
+    accuracy_reference: str | None = None  # the rows' reference field (else found)
+    accuracy_name: str | None = None  # the accuracy dataset's name (else the stem)
+    accuracy_at: list[int] | None = None  # default: §5.3's N points of the curve
 
     def validate(self) -> None:
         if self.seed_set is not None and self.seed_set not in SEED_SETS:
@@ -82,6 +96,31 @@ class EndpointsRunRequest:
             raise ConfigError("--concurrency needs levels >= 1, e.g. 1,2,4,8,16,32,40.")
         if not self.partial:
             check_points(self.concurrency, self.c_max or max(self.concurrency))
+        if self.accuracy_file is not None:
+            check_metric(self.accuracy_metric)
+            self._check_accuracy_at()
+
+    def _check_accuracy_at(self) -> None:
+        if self.accuracy_at is None and self.partial:
+            raise ConfigError(
+                "--accuracy-file with --partial needs --accuracy-at LEVELS: a partial "
+                "list has no §5.3 mandatory points to choose from."
+            )
+        stray = sorted(set(self.accuracy_at or []) - set(self.concurrency))
+        if stray:
+            raise ConfigError(
+                f"--accuracy-at {','.join(map(str, stray))}: not in --concurrency; "
+                "an accuracy pass follows its level's performance run (§4.3)."
+            )
+
+    def accuracy_levels(self) -> list[int]:
+        """Where accuracy passes run: --accuracy-at, else §5.3's N points."""
+        if self.accuracy_file is None:
+            return []
+        if self.accuracy_at is not None:
+            return sorted(self.accuracy_at)
+        levels = self.concurrency
+        return accuracy_levels(levels, check_points(levels, self.c_max or max(levels)))
 
 
 class ResampledPrompts:
@@ -114,6 +153,7 @@ class PointOutcome:
     warmup: dict[str, Any]
     problems: list[str] = field(default_factory=list)
     folder: Path | None = None
+    accuracy: AccuracyOutcome | None = None
 
     @property
     def meets_rules(self) -> bool:
@@ -126,6 +166,20 @@ def run_points(
 ) -> list[PointOutcome]:
     """Run every level in order and write ``NN_cK/performance/result_summary.json``."""
     request.validate()
+    seeds = SEED_SETS.get(request.seed_set or "", {})
+    accuracy = None  # read first: a bad accuracy set stops the run before any load
+    if request.accuracy_file is not None:
+        data = read_accuracy_set(
+            request.accuracy_file,
+            request.output_tokens,
+            reference_field=request.accuracy_reference,
+            name=request.accuracy_name,
+        )
+        accuracy = AccuracyPlan.of(
+            data,
+            seeds.get("sample_index_rng_seed", request.seed),
+            request.accuracy_levels(),
+        )
     writable_folder(request.out_dir, "--out")
     config, key = config_from_options(request.sut_options)
     base: PromptSource = SyntheticPrompts(
@@ -136,15 +190,27 @@ def run_points(
     )
     if request.prompts_file is not None:
         base = JsonlPrompts(request.prompts_file, request.output_tokens)
-    seeds = SEED_SETS.get(request.seed_set or "", {})
     prompts = ResampledPrompts(
         base, request.dataset_size, seeds.get("sample_index_rng_seed", request.seed)
     )
     outcomes: list[PointOutcome] = []
-    with contextlib.closing(create_http_sut(config, prompts, api_key=key)) as sut:
+    with contextlib.ExitStack() as stack:
+        sut = stack.enter_context(
+            contextlib.closing(create_http_sut(config, prompts, api_key=key))
+        )
         for i, c in enumerate(sorted(request.concurrency)):
             outcome = _run_point(sut, request, c)
             outcome.folder = _write(outcome, request, i)
+            if accuracy is not None and c in accuracy.levels:
+                outcome.accuracy = accuracy.run(
+                    stack,
+                    lambda p: create_http_sut(config, p, api_key=key),
+                    c,
+                    outcome.folder / "accuracy",
+                    metric=request.accuracy_metric,
+                    timeout_s=request.completion_timeout_s,
+                )
+                outcome.problems.extend(outcome.accuracy.problems())
             outcomes.append(outcome)
             if on_point is not None:
                 on_point(outcome)
@@ -285,6 +351,7 @@ def _write_index(outcomes: list[PointOutcome], request: EndpointsRunRequest) -> 
             "steady_state": o.steady["status"],
             "meets_rules": o.meets_rules,
             "problems": o.problems,
+            "accuracy": o.accuracy.summary() if o.accuracy else None,
         }
         for o in outcomes
     ]

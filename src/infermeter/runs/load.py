@@ -98,10 +98,13 @@ def run_load(
     clock: Clock | None = None,
     bounds: CertBounds | None = None,
     watcher: PhaseWatcher | None = None,
+    keep_answers: bool = False,
 ) -> LoadResult:
     """Warm up, run the point, and measure it (``sample_count`` distinct prompts).
 
     ``watcher`` sees the measured phase as it runs (a live view), not the warm-up.
+    ``keep_answers``: every measured query's answer lands in ``phase.response_data``
+    (an accuracy pass), as LoadGen's accuracy mode logs every sample.
     """
     spec.validate()
     clock = clock or MonotonicClock()
@@ -116,7 +119,7 @@ def run_load(
     _reset(sut)  # each point's counts are its own (and ids restart at 0)
     started = dt.datetime.now(dt.UTC)
     with CpuMeter.of(sut) as cpu:
-        phase = _phase(sut, spec, sample_count, clock, watcher)
+        phase = _phase(sut, spec, sample_count, clock, watcher, keep_answers)
     cap = float(spec.concurrency) if spec.mode == "concurrency" else None
     rate = spec.rate if spec.mode == "rate" else None
     metrics = point_metrics(phase, concurrency=cap, target_rate=rate)
@@ -146,6 +149,7 @@ def _phase(
     sample_count: int,
     clock: Clock,
     watcher: PhaseWatcher | None = None,
+    keep_answers: bool = False,
 ) -> PhaseResult:
     times, closed = _times(spec)
     n = int(times.shape[0])
@@ -163,7 +167,10 @@ def _phase(
         if closed
         else IssuePolicy(closed_loop=False)
     )
-    return run_phase(sut, schedule, settings, clock, policy=policy, watcher=watcher)
+    mask = np.ones(n, dtype=np.bool_) if keep_answers else None
+    return run_phase(
+        sut, schedule, settings, clock, policy=policy, watcher=watcher, log_mask=mask
+    )
 
 
 def _times(spec: LoadSpec) -> tuple[NsArray, bool]:
