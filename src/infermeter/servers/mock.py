@@ -218,6 +218,7 @@ class MockApp(OpenAIEndpoint):
         except ValueError as exc:
             self.stats["bad_request"] += 1
             return _error(400, str(exc), "invalid_request_error")
+        stamp.prompt(parsed.words)
         if self.config.check_model and parsed.model != self.config.model:
             self.stats["unknown_model"] += 1
             return _error(

@@ -118,6 +118,7 @@ class LeanMock:
             self.stats["bad_request"] += 1
             send(_error(400, str(exc), "invalid_request_error", close=close))
             return
+        stamp.prompt(parsed.words)
         if self.check_model and parsed.model != self.model:
             self.stats["unknown_model"] += 1
             message = f"The model `{parsed.model}` does not exist."
