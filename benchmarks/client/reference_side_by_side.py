@@ -36,10 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 from dataclasses import asdict
@@ -53,7 +50,9 @@ ROOT = HERE.parents[1]
 sys.path[:0] = [str(HERE), str(ROOT)]  # side_by_side_runs; the tests' tokenizer
 
 from side_by_side_runs import (  # noqa: E402
+    MOCK_CPUS,
     OUT_TOKENS,
+    Mock,
     Run,
     crc_of,
     match,
@@ -62,35 +61,12 @@ from side_by_side_runs import (  # noqa: E402
 )
 from tests.endpoints_fixtures import word_tokenizer  # noqa: E402
 
-CLIENT_CPUS, MOCK_CPUS = {0}, {1}
+CLIENT_CPUS = {0}
 REFERENCE = Path("/tmp/h34-refenv/venv/bin/python")
 PACED_RATE = 77.0
 STARTUP_N = 16
 BUSY_LIMIT = 0.9
 TOOLS = ("infermeter", "reference")
-
-
-class Mock:
-    """``serve-mock`` pinned to the mock's core, started once for every run."""
-
-    def __init__(self, server: str) -> None:
-        argv = [sys.executable, "-m", "infermeter", "serve-mock", "--port", "0"]
-        self.proc = subprocess.Popen(
-            [*argv, "--mode", "max-throughput", "--server", server],
-            preexec_fn=lambda: os.sched_setaffinity(0, MOCK_CPUS),
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        assert self.proc.stderr is not None
-        found = re.search(r"http://\S+/v1", self.proc.stderr.readline())
-        if found is None:
-            self.stop()
-            raise SystemExit("the mock did not start")
-        self.url = found[0]
-
-    def stop(self) -> None:
-        self.proc.send_signal(signal.SIGTERM)
-        self.proc.wait(30)
 
 
 def reference_argv(

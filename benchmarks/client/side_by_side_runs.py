@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
+import signal
 import subprocess
 import sys
 import threading
@@ -27,11 +29,35 @@ import numpy as np
 
 from infermeter.servers.mock_served import UNSET, prompt_crc
 
+MOCK_CPUS = {1}
 SAMPLE_S = 0.02
 TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
 PAGE_MB = os.sysconf("SC_PAGE_SIZE") / 2**20
 OUT_TOKENS = 32
 WORDS = 127  # each prompt: a unique id word, then WORDS w-words (the tokenizer's)
+
+
+class Mock:
+    """``serve-mock --mode max-throughput`` pinned to the mock's core (CPU 1)."""
+
+    def __init__(self, server: str) -> None:
+        argv = [sys.executable, "-m", "infermeter", "serve-mock", "--port", "0"]
+        self.proc = subprocess.Popen(
+            [*argv, "--mode", "max-throughput", "--server", server],
+            preexec_fn=lambda: os.sched_setaffinity(0, MOCK_CPUS),
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stderr is not None
+        found = re.search(r"http://\S+/v1", self.proc.stderr.readline())
+        if found is None:
+            self.stop()
+            raise SystemExit("the mock did not start")
+        self.url = found[0]
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(30)
 
 
 def prompt_texts(n: int) -> list[str]:

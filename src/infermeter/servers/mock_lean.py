@@ -28,6 +28,7 @@ from infermeter.servers.background import bind_socket, new_event_loop
 from infermeter.servers.endpoint import MAX_BODY
 from infermeter.servers.mock_served import ServedLog
 from infermeter.servers.mock_stream import (
+    TOKEN,
     ParsedRequest,
     full_body,
     parse_request,
@@ -150,7 +151,7 @@ class LeanMock:
         if not parsed.mock.stream:
             body = json.dumps(full_body(parsed, n, self.model, echo=False)).encode()
             return response(200, JSON, body, close=False)
-        token = sse_chunk("tok ", parsed.chat, self.model)
+        token = sse_chunk(TOKEN, parsed.chat, self.model)
         body = token * n + stream_tail(parsed, n, self.model)
         return response(200, SSE, body, close=False)
 
