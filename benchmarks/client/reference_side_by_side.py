@@ -18,7 +18,12 @@ mock's completed count; the mock's busy share (its CPU / its window: over 90 %
 the row says "mock-limited"); whether the tree stayed on its core. Then the
 ratios infermeter / reference, and one row each of start-up (a 16-request run:
 CPU s of the tree and peak memory) and paced load (77 req/s, Poisson: CPU s per
-1,000 requests beyond the start-up run).
+1,000 requests in the mock's window, and beyond the start-up run); there
+infermeter runs as its users run it, ``infermeter sweep``.
+
+The reference's start-up varies by seconds from run to run, so its wall-clock
+rate needs N2 - N1 large (thousands); the rate in the mock's window ("win r/s")
+leaves start-up and shutdown out and holds at small N.
 
     python benchmarks/client/reference_side_by_side.py --quick
     python benchmarks/client/reference_side_by_side.py --levels 16,64,256 \\
@@ -67,6 +72,7 @@ PACED_RATE = 77.0
 STARTUP_N = 16
 BUSY_LIMIT = 0.9
 TOOLS = ("infermeter", "reference")
+CLI = "infermeter sweep"  # the start-up and paced rows: infermeter's own command
 
 
 def reference_argv(
@@ -100,6 +106,19 @@ def infermeter_argv(
         "--child",
         json.dumps(spec),
     ]
+
+
+def cli_argv(
+    args: argparse.Namespace, url: str, n: int, c: int, rate: float, work: Path
+) -> list[str]:
+    """``infermeter sweep``: the start-up and paced rows run the user's command."""
+    point = ["--rates", str(rate)] if rate else ["--concurrency", str(c)]
+    opts = [a for o in args.sut_opt for a in ("--sut-opt", o)]
+    return [
+        sys.executable, "-m", "infermeter", "sweep", "--url", url, "--model", "m",
+        "--api", "chat", *point, "--requests", str(n), "--input-tokens", "128",
+        "--output-tokens", str(OUT_TOKENS), "--no-preflight", "--json", *opts,
+    ]  # fmt: skip
 
 
 def reference_records(run: Run, work: Path) -> dict[int, tuple[int, int]]:
@@ -141,7 +160,11 @@ def one_run(
         "".join(json.dumps({"prompt": t}) + "\n" for t in prompt_texts(n))
     )
     c = 0 if rate else int(level)
-    make = infermeter_argv if tool == "infermeter" else reference_argv
+    make = {
+        "infermeter": infermeter_argv,
+        "reference": reference_argv,
+        CLI: cli_argv,
+    }[tool]
     run = Run(tool, level, n)
     rows = run_tool(
         make(args, mock.url, n, c, rate, work),
@@ -152,6 +175,10 @@ def one_run(
     )
     if run.error:
         print(f"  {tool} {level} n={n}: {run.error}", file=sys.stderr)
+        return run
+    if tool == CLI:  # the user's path: its own records stay in its JSON
+        run.completed = run.mock_completed
+        run.failed = n - run.mock_completed
         return run
     if tool == "infermeter":
         out = json.loads((work / "infermeter.json").read_text())
@@ -244,7 +271,8 @@ def paced_rows(
     run (robust), and the paced run's whole CPU beyond the start-up run's (the
     reference's start-up varies by seconds: that one needs long runs)."""
     out = {}
-    for tool in tools:
+    for name in tools:
+        tool = CLI if name == "infermeter" else name
         start = one_run(args, mock, tool, "1", STARTUP_N)
         paced = one_run(args, mock, tool, "paced", args.paced_n, rate=PACED_RATE)
         beyond = 1e3 * (paced.cpu_s - start.cpu_s) / (paced.n - start.n)
@@ -258,7 +286,7 @@ def paced_rows(
             "escaped": sorted(set(start.escaped + paced.escaped)),
         }
         print(
-            f"{tool:<11} start-up {start.cpu_s:6.2f} CPU-s {start.peak_rss_mb:6.0f} MB"
+            f"{tool:<17} start-up {start.cpu_s:6.2f} CPU-s {start.peak_rss_mb:6.0f} MB"
             f" | paced {out[tool]['paced_req_s']:5.1f} req/s: CPU-s per 1k requests"
             f" {out[tool]['paced_cpu_s_per_1k_window']:6.2f} in the window,"
             f" {beyond:6.2f} beyond start-up ({paced.failed} failed)"
