@@ -5,9 +5,10 @@ to CPU 1; a bare keep-alive client (uvloop streams, one request at a time per
 connection, 128-word prompts, usage asked for) runs here on CPU 0. The client
 may be the slower side: what counts is the mock's own CPU per answer (its
 process's user + system time over the run), so its one-core capacity is
-1 / (CPU per answer). Servers alternate, ``--repeats`` times; medians.
+1 / (CPU per answer). ``lean-chunked``: the lean server with ``--chunked``
+(one chunk per SSE event). Servers alternate, ``--repeats`` times; medians.
 
-    python benchmarks/client/mock_capacity.py [--servers aiohttp,lean] [--requests 20000]
+    python benchmarks/client/mock_capacity.py [--servers aiohttp,lean,lean-chunked]
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def measure(
     server: str, requests: list[bytes], connections: int
 ) -> tuple[float, float]:
     """(client req/s, the mock's CPU µs per answer)."""
-    mock = Mock(server)
+    mock = Mock(server.removesuffix("-chunked"), chunked=server.endswith("-chunked"))
     try:
         port = int(mock.url.rsplit(":", 1)[1].split("/")[0])
         cpu = process_cpu_s(mock.proc.pid)
@@ -83,7 +84,7 @@ def measure(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--servers", default="aiohttp,lean")
+    parser.add_argument("--servers", default="aiohttp,lean,lean-chunked")
     parser.add_argument("--requests", type=int, default=20000)
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=3)
@@ -97,12 +98,12 @@ def main() -> None:
                 measure(server, requests, args.connections)
             )
     print(
-        f"{'server':<8} {'client req/s':>12} {'mock µs/answer':>15} {'1-core capacity':>16}"
+        f"{'server':<13} {'client req/s':>12} {'mock µs/answer':>15} {'1-core capacity':>16}"
     )
     for server, runs in seen.items():
         rate = statistics.median(r for r, _ in runs)
         cost = statistics.median(c for _, c in runs)
-        print(f"{server:<8} {rate:>12.0f} {cost:>15.1f} {1e6 / cost:>14.0f}/s")
+        print(f"{server:<13} {rate:>12.0f} {cost:>15.1f} {1e6 / cost:>14.0f}/s")
 
 
 if __name__ == "__main__":

@@ -304,6 +304,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--paced-n", type=int, default=770)  # 10 s at 77 req/s
     parser.add_argument("--tools", default=",".join(TOOLS))
     parser.add_argument("--mock-server", default="lean", choices=("lean", "aiohttp"))
+    parser.add_argument(
+        "--chunked", action="store_true", help="lean mock: one chunk per SSE event"
+    )
     parser.add_argument("--sut-opt", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--wire", help="infermeter's HTTP wire: --sut-opt wire=WIRE")
     parser.add_argument(
@@ -338,7 +341,7 @@ def main() -> None:
     os.sched_setaffinity(0, MOCK_CPUS)  # this script waits on the mock's core
     word_tokenizer(args.out / "tokenizer")
     tools = args.tools.split(",")
-    mock = Mock(args.mock_server)
+    mock = Mock(args.mock_server, chunked=args.chunked)
     results: dict[str, Any] = {"args": {k: str(v) for k, v in vars(args).items()}}
     try:
         pairs: dict[str, dict[str, list[tuple[Run, Run]]]] = {}
@@ -369,7 +372,8 @@ def main() -> None:
     finally:
         mock.stop()
     (args.out / "results.json").write_text(json.dumps(results, indent=1, default=str))
-    print(f"(mock: {args.mock_server}; runs and results.json in {args.out})")
+    framing = ", chunked" if args.chunked else ""
+    print(f"(mock: {args.mock_server}{framing}; runs and results.json in {args.out})")
 
 
 if __name__ == "__main__":

@@ -40,8 +40,9 @@ WORDS = 127  # each prompt: a unique id word, then WORDS w-words (the tokenizer'
 class Mock:
     """``serve-mock --mode max-throughput`` pinned to the mock's core (CPU 1)."""
 
-    def __init__(self, server: str) -> None:
+    def __init__(self, server: str, *, chunked: bool = False) -> None:
         argv = [sys.executable, "-m", "infermeter", "serve-mock", "--port", "0"]
+        argv += ["--chunked"] if chunked else []
         self.proc = subprocess.Popen(
             [*argv, "--mode", "max-throughput", "--server", server],
             preexec_fn=lambda: os.sched_setaffinity(0, MOCK_CPUS),

@@ -264,3 +264,64 @@ def test_the_lean_server_stops_with_connections_open() -> None:
         assert time.monotonic() - start < 10
     finally:
         sock.close()
+
+
+def _dechunk(answer: bytes) -> tuple[bytes, list[bytes]]:
+    """(head, chunks) of a chunked response; the chunks' sizes are checked."""
+    head, _, rest = answer.partition(b"\r\n\r\n")
+    chunks = []
+    while True:
+        size_line, _, rest = rest.partition(b"\r\n")
+        size = int(size_line, 16)
+        if size == 0:
+            assert rest == b"\r\n"
+            return head, chunks
+        chunks.append(rest[:size])
+        assert rest[size : size + 2] == b"\r\n"
+        rest = rest[size + 2 :]
+
+
+def _read_chunked(sock: socket.socket) -> bytes:
+    sock.settimeout(10)
+    buf = b""
+    while not buf.endswith(b"\r\n0\r\n\r\n"):
+        data = sock.recv(65536)
+        assert data, "connection closed mid-answer"
+        buf += data
+    return buf
+
+
+def test_chunked_streams_carry_the_same_events_one_chunk_each() -> None:
+    stream = REQUESTS[0]  # chat, 32 tokens, usage
+    with LeanMockServer() as url:
+        [plain] = _exchange(_port(url), [stream])
+    with (
+        LeanMockServer(LeanMock(chunked=True)) as url,
+        socket.create_connection(("127.0.0.1", _port(url))) as sock,
+    ):
+        sock.sendall(stream)
+        head, chunks = _dechunk(_read_chunked(sock))
+        sock.sendall(REQUESTS[4])  # kept alive; not streamed: a Content-Length
+        [whole] = _read_answers(sock, 1)
+    assert b"Transfer-Encoding: chunked" in head and b"Content-Length" not in head
+    assert b"".join(chunks) == plain.split(b"\r\n\r\n", 1)[1]
+    assert len(chunks) == 32 + 3  # tokens, finish, usage, [DONE]
+    assert all(c.startswith(b"data: ") and c.endswith(b"\n\n") for c in chunks)
+    assert whole.startswith(b"HTTP/1.1 200 OK") and b"Content-Length" in whole
+
+
+def test_infermeter_reads_chunked_streams_from_the_lean_mock() -> None:
+    prompts = SyntheticPrompts(8, input_tokens=8, output_tokens=32)
+    spec = LoadSpec(mode="concurrency", concurrency=4, requests=16, warmup_requests=0)
+    config = MockConfig(server="lean", chunked=True)
+    with MockProcess(config) as url:
+        cfg = OpenAIConfig(url=url, model="m", api="chat")
+        with OpenAIHttpSUT(cfg, prompts) as sut:
+            result = run_load(sut, spec, sample_count=8)
+    m = result.metrics
+    assert (m.completed, m.failed) == (16, 0) and (m.n_tokens == 32).all()
+
+
+def test_chunked_needs_the_lean_server() -> None:
+    with pytest.raises(ConfigError, match="--chunked needs --server lean"):
+        MockConfig(chunked=True).validate()

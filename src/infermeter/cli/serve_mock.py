@@ -78,6 +78,13 @@ def serve_mock_command(
             "fraction of the CPU per answer: for measuring fast clients)."
         ),
     ] = "aiohttp",
+    chunked: Annotated[
+        bool,
+        typer.Option(
+            help="--server lean: stream in chunked encoding, one chunk per SSE "
+            "event (as vLLM does), not one body with a Content-Length."
+        ),
+    ] = False,
     request_log: Annotated[
         Path | None,
         typer.Option(
@@ -154,6 +161,7 @@ def serve_mock_command(
         video_sync=video_sync,
         agentic=AgenticStream(reasoning_tokens, reasoning_field, tool_calls),
         server=server,
+        chunked=chunked,
     )
 
     shown = mode if style == "openai" else f"{mode}, {style} style"

@@ -81,6 +81,8 @@ class MockConfig:
     # "lean": the max-throughput answers on a raw protocol (mock_lean), for
     # client benchmarks where the aiohttp server would be the limit.
     server: str = "aiohttp"
+    # Lean server only: streams in chunked encoding, one chunk per SSE event.
+    chunked: bool = False
 
     def validate(self) -> None:
         if self.mode not in MODES:
@@ -93,6 +95,8 @@ class MockConfig:
             )
         if self.server == "lean":
             self._validate_lean()
+        elif self.chunked:
+            raise ConfigError("--chunked needs --server lean")
         if self.style not in STYLES:
             raise ConfigError(
                 f"Unknown mock style {self.style!r}. Known: {', '.join(STYLES)}"
@@ -417,7 +421,9 @@ def serve(
 
 def _app(config: MockConfig, seed_offset: int) -> MockApp | LeanMock:
     if config.server == "lean":
-        return LeanMock(config.model, check_model=config.check_model)
+        return LeanMock(
+            config.model, check_model=config.check_model, chunked=config.chunked
+        )
     return MockApp(config, seed_offset=seed_offset)
 
 

@@ -1,15 +1,17 @@
 """The max-throughput mock on a lean serving path (``serve-mock --server lean``).
 
-The aiohttp mock costs ~0.4 ms of CPU per streamed answer, so on one core it
-caps a fast client near 2,000 req/s and a client benchmark would measure the
-mock. This path answers the same requests with the same bytes for a fraction
-of that: a raw ``asyncio.Protocol`` per connection (uvloop), ``httptools`` to
-parse, and each answer's bytes rendered once per (endpoint, output length,
-usage) and reused. Only what max-throughput needs is served: completions and
-chat (streamed or not), ``/v1/models``, ``/health``, ``/stats`` and the
+A client benchmark on one core must not measure the mock: the aiohttp mock
+spends 60-80 us of its CPU per streamed 32-token answer, this path under a
+third of that (``benchmarks/client/mock_capacity.py``), with the same bytes.
+A raw ``asyncio.Protocol`` per connection (uvloop), ``httptools`` to parse,
+and each answer's bytes rendered once per (endpoint, output length, usage)
+and reused. Only what max-throughput needs is served: completions and chat
+(streamed or not), ``/v1/models``, ``/health``, ``/stats`` and the
 per-request log ``/mock/requests`` (``mock_served``); no faults, timings,
-styles, agentic answers or multimodal routes (``MockConfig.validate`` says so).
-"""
+styles, agentic answers or multimodal routes (``MockConfig.validate`` says
+so). With ``chunked`` a stream goes out in chunked transfer encoding, one
+chunk per event, as vLLM's do (the aiohttp mock sends a max-throughput
+answer with a Content-Length)."""
 
 from __future__ import annotations
 
@@ -63,6 +65,14 @@ def response(status: int, content_type: bytes, body: bytes, *, close: bool) -> b
     return head + (b"Connection: close\r\n\r\n" if close else b"\r\n") + body
 
 
+def chunked_stream(events: list[bytes]) -> bytes:
+    """A 200 SSE response in chunked transfer encoding, one chunk per event (as
+    vLLM streams), still written at once."""
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: %s\r\nTransfer-Encoding: chunked\r\n\r\n"
+    chunks = b"".join(b"%x\r\n%s\r\n" % (len(e), e) for e in events)
+    return head % SSE + chunks + b"0\r\n\r\n"
+
+
 def _error(status: int, message: str, kind: str, *, close: bool) -> bytes:
     body = {"error": {"message": message, "type": kind, "code": status}}
     return response(status, JSON, json.dumps(body).encode(), close=close)
@@ -71,9 +81,16 @@ def _error(status: int, message: str, kind: str, *, close: bool) -> bytes:
 class LeanMock:
     """The state one serving process shares across its connections."""
 
-    def __init__(self, model: str = "mock-model", *, check_model: bool = False) -> None:
+    def __init__(
+        self,
+        model: str = "mock-model",
+        *,
+        check_model: bool = False,
+        chunked: bool = False,
+    ) -> None:
         self.model = model
         self.check_model = check_model
+        self.chunked = chunked  # streams: one chunk per SSE event, not one body
         self.stats: Counter[str] = Counter()
         self.served = ServedLog()
         self.connections: set[asyncio.Transport] = set()  # open ones, cut at stop
@@ -152,8 +169,11 @@ class LeanMock:
             body = json.dumps(full_body(parsed, n, self.model, echo=False)).encode()
             return response(200, JSON, body, close=False)
         token = sse_chunk(TOKEN, parsed.chat, self.model)
-        body = token * n + stream_tail(parsed, n, self.model)
-        return response(200, SSE, body, close=False)
+        tail = stream_tail(parsed, n, self.model)
+        if self.chunked:
+            events = [e + b"\n\n" for e in tail.split(b"\n\n") if e]
+            return chunked_stream([token] * n + events)
+        return response(200, SSE, token * n + tail, close=False)
 
 
 class _TooLarge(Exception):
