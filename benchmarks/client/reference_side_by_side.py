@@ -173,9 +173,8 @@ def one_run(
         mock.url,
         mock.proc.pid,
     )
-    if run.error:
-        print(f"  {tool} {level} n={n}: {run.error}", file=sys.stderr)
-        return run
+    if run.error:  # a table of NaN would hide it: stop here (the mock stops too)
+        raise SystemExit(f"{tool} at {level}, {n} requests: {run.error} ({work})")
     if tool == CLI:  # the user's path: its own records stay in its JSON
         run.completed = run.mock_completed
         run.failed = n - run.mock_completed

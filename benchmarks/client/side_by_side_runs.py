@@ -273,6 +273,7 @@ class _Texts:
 
 def _child(spec: dict[str, Any]) -> None:
     """Run infermeter's load point; write its per-request records as JSON."""
+    from infermeter.loadgen.records import STATUS_OK
     from infermeter.runs.load import LoadSpec, run_load
     from infermeter.suts.http_factory import create_http_sut
     from infermeter.suts.openai_options import config_from_options
@@ -290,7 +291,7 @@ def _child(spec: dict[str, Any]) -> None:
     phase, m = result.phase, result.metrics
     n, rec = phase.samples_issued, phase.records
     sample = phase.schedule.sample_indices[:n]
-    ok = (rec.status[:n] == 0) & (rec.first_token_ns[:n] != UNSET)
+    ok = (rec.status[:n] == STATUS_OK) & (rec.first_token_ns[:n] != UNSET)
     out = {
         "completed": int(m.completed),
         "failed": int(m.failed),
