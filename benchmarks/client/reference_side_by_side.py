@@ -227,7 +227,7 @@ def print_levels(rows: dict[str, dict[str, dict[str, Any]]]) -> None:
     head = (
         f"{'level':>6} {'tool':<11} {'req/s':>7} {'win r/s':>8} {'ms/req':>7} "
         f"{'marg ms':>7} {'TTFT50':>7} {'TTFT90':>7} {'+mock50':>7} {'+mock90':>7} "
-        f"{'negTPOT':>7} {'failed':>6} {'=mock':>5} {'mock%':>5} {'pin':>3}"
+        f"{'unmatch':>7} {'negTPOT':>7} {'failed':>6} {'=mock':>5} {'mock%':>5} {'pin':>3}"
     )
     print(head)
     for level, tools in rows.items():
@@ -237,7 +237,7 @@ def print_levels(rows: dict[str, dict[str, dict[str, Any]]]) -> None:
                 f"{r['cpu_ms_window']:>7.3f} {r['cpu_ms_marginal']:>7.3f} "
                 f"{r['ttft_p50_ms']:>7.2f} {r['ttft_p90_ms']:>7.2f} "
                 f"{r['over_mock_p50_ms']:>7.2f} {r['over_mock_p90_ms']:>7.2f} "
-                f"{r['negative_tpot']:>7} {r['failed']:>6} "
+                f"{r['unmatched']:>7} {r['negative_tpot']:>7} {r['failed']:>6} "
                 f"{'yes' if r['completed_vs_mock'] else 'NO':>5} "
                 f"{100 * r['mock_busy']:>5.0f} {'NO' if r['escaped'] else 'yes':>3}"
                 + ("  mock-limited" if r["mock_busy"] > BUSY_LIMIT else "")

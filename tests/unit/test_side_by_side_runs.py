@@ -6,20 +6,24 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import sys
 import time
 from pathlib import Path
 from types import ModuleType
+from typing import Any
+
+import pytest
 
 from infermeter.servers.mock_served import UNSET
 from infermeter.servers.mock_stream import parse_request
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks/client/side_by_side_runs.py"
+CLIENT = Path(__file__).resolve().parents[2] / "benchmarks/client"
 
 
-def _module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("side_by_side_runs", SCRIPT)
+def _module(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, CLIENT / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up
@@ -27,7 +31,8 @@ def _module() -> ModuleType:
     return module
 
 
-runs = _module()
+runs = _module("side_by_side_runs")
+script = _module("reference_side_by_side")  # imports side_by_side_runs as loaded
 
 
 def test_prompts_are_distinct_and_their_crc_is_the_mocks() -> None:
@@ -73,3 +78,32 @@ def test_the_sampler_sees_cpu_spent_in_a_window_and_no_escape() -> None:
     assert 0.05 <= spent <= 0.5
     assert sampler.cpu_between(start, end, column=2) == spent  # the "mock" is me
     assert sampler.escaped == set() and sampler.peak_rss_mb > 1
+
+
+def _pair(
+    n1: int, n2: int, wall: tuple[float, float], cpu: tuple[float, float]
+) -> tuple:
+    small = runs.Run("t", "16", n1, wall_s=wall[0], cpu_s=cpu[0])
+    big = runs.Run("t", "16", n2, wall_s=wall[1], cpu_s=cpu[1])
+    big.window_s, big.window_cpu_s, big.mock_window_cpu_s = 2.0, 1.0, 1.9
+    big.ttft_ms, big.excess_ms = [1.0, 2.0, 3.0], [0.5, 1.5]
+    return small, big
+
+
+def test_a_level_row_cancels_start_up_and_flags_a_busy_mock(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pairs = [
+        _pair(1000, 5000, (3.0, 5.0), (2.0, 4.0)),  # 4000 requests in 2 s, 2 CPU-s
+        _pair(1000, 5000, (3.0, 7.0), (2.0, 6.0)),  # in 4 s, 4 CPU-s
+        _pair(1000, 5000, (3.0, 11.0), (2.0, 3.0)),  # in 8 s, 1 CPU-s
+    ]
+    row = script.level_row(pairs)
+    assert row["req_s"] == 1000.0  # the median of 2000, 1000 and 500
+    assert row["cpu_ms_marginal"] == 0.5  # of 0.5, 1.0 and 0.25 ms
+    assert row["window_req_s"] == 2500.0 and row["cpu_ms_window"] == 0.2
+    assert row["ttft_p50_ms"] == 2.0 and row["over_mock_p50_ms"] == 1.0
+    assert math.isclose(row["mock_busy"], 0.95)
+    script.print_levels({"16": {"infermeter": row, "reference": row}})
+    out = capsys.readouterr().out
+    assert out.count("mock-limited") == 2 and "ratio i/r" in out
