@@ -82,7 +82,7 @@ def test_the_sampler_sees_cpu_spent_in_a_window_and_no_escape() -> None:
 
 def _pair(
     n1: int, n2: int, wall: tuple[float, float], cpu: tuple[float, float]
-) -> tuple:
+) -> tuple[Any, Any]:
     small = runs.Run("t", "16", n1, wall_s=wall[0], cpu_s=cpu[0])
     big = runs.Run("t", "16", n2, wall_s=wall[1], cpu_s=cpu[1])
     big.window_s, big.window_cpu_s, big.mock_window_cpu_s = 2.0, 1.0, 1.9
