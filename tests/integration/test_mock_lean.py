@@ -104,11 +104,13 @@ def _without_date_and_server(answer: bytes) -> bytes:
 
 
 def test_the_lean_mock_answers_byte_for_byte_as_the_aiohttp_mock() -> None:
+    requests = [*REQUESTS, _get("/metrics")]  # the counts of those above
     with MockServer(MockConfig()) as url:
-        theirs = [_exchange(_port(url), [r])[0] for r in REQUESTS]
+        theirs = [_exchange(_port(url), [r])[0] for r in requests]
     with LeanMockServer() as url:
-        ours = [_exchange(_port(url), [r])[0] for r in REQUESTS]
+        ours = [_exchange(_port(url), [r])[0] for r in requests]
     assert [_without_date_and_server(a) for a in theirs] == ours
+    assert b"vllm:request_success_total" in ours[-1]
     statuses = [a.split(b"\r\n", 1)[0] for a in ours]
     assert statuses.count(b"HTTP/1.1 400 Bad Request") == 2
     stream = ours[0].split(b"\r\n\r\n", 1)[1]

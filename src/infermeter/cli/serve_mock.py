@@ -132,8 +132,9 @@ def serve_mock_command(
     first token chunk and last byte went out) and the tokens it sent.
 
     --server lean answers max-throughput's completions, chat, /v1/models,
-    /health, /stats and /mock/requests with the same bytes on a raw protocol
-    (httptools, uvloop): the mock stays far from the limit of a fast client.
+    /health, /stats, /metrics and /mock/requests with the same bytes on a raw
+    protocol (httptools, uvloop): the mock stays far from the limit of a fast
+    client. --chunked (lean) streams one chunk per SSE event, as vLLM does.
     """
     # The server (aiohttp) loads only when this command runs.
     from infermeter.servers.faults import FaultConfig

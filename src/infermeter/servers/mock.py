@@ -40,7 +40,7 @@ from infermeter.servers.mock_stream import (
     parse_request,
     respond,
 )
-from infermeter.servers.prometheus import Value
+from infermeter.servers.prometheus import Value, mock_values
 from infermeter.servers.timing import (
     Distribution,
     DistributionTiming,
@@ -184,26 +184,7 @@ class MockApp(OpenAIEndpoint):
 
     def metric_values(self) -> list[Value]:
         """vLLM-named counts the mock knows (it has no KV cache to report)."""
-        s = self.stats
-        return [
-            Value(
-                "gauge",
-                "vllm:num_requests_running",
-                "Requests in flight.",
-                self.in_flight,
-            ),
-            Value("gauge", "vllm:num_requests_waiting", "Requests queued (none).", 0),
-            Value(
-                "counter",
-                "vllm:prompt_tokens",
-                "Prompt words received.",
-                s["prompt_tokens"],
-            ),
-            Value("counter", "vllm:generation_tokens", "Tokens sent.", s["tokens"]),
-            Value(
-                "counter", "vllm:request_success", "Requests completed.", s["completed"]
-            ),
-        ]
+        return mock_values(self.stats, self.in_flight)
 
     async def _handle(self, request: web.Request, *, chat: bool) -> web.StreamResponse:
         self.stats["requests"] += 1

@@ -6,7 +6,7 @@ third of that (``benchmarks/client/mock_capacity.py``), with the same bytes.
 A raw ``asyncio.Protocol`` per connection (uvloop), ``httptools`` to parse,
 and each answer's bytes rendered once per (endpoint, output length, usage)
 and reused. Only what max-throughput needs is served: completions and chat
-(streamed or not), ``/v1/models``, ``/health``, ``/stats`` and the
+(streamed or not), ``/v1/models``, ``/health``, ``/stats``, ``/metrics`` and the
 per-request log ``/mock/requests`` (``mock_served``); no faults, timings,
 styles, agentic answers or multimodal routes (``MockConfig.validate`` says
 so). With ``chunked`` a stream goes out in chunked transfer encoding, one
@@ -37,6 +37,7 @@ from infermeter.servers.mock_stream import (
     sse_chunk,
     stream_tail,
 )
+from infermeter.servers.prometheus import CONTENT_TYPE, Exporter, mock_values
 from infermeter.servers.timing import InstantTiming
 
 JSON = b"application/json; charset=utf-8"
@@ -51,7 +52,9 @@ REASONS = {
 REASONS |= {405: b"Method Not Allowed"}
 POST_ROUTES = {b"/v1/completions": False, b"/v1/chat/completions": True}
 Send = Callable[[bytes], None]
-GET_ROUTES = frozenset((b"/v1/models", b"/health", b"/stats", b"/mock/requests"))
+GET_ROUTES = frozenset(
+    (b"/v1/models", b"/health", b"/stats", b"/metrics", b"/mock/requests")
+)
 
 
 def response(status: int, content_type: bytes, body: bytes, *, close: bool) -> bytes:
@@ -96,6 +99,7 @@ class LeanMock:
         self.connections: set[asyncio.Transport] = set()  # open ones, cut at stop
         self._timing = InstantTiming()
         self._rendered: dict[tuple[bool, bool, int, bool, int], bytes] = {}
+        self._exporter = Exporter(lambda: mock_values(self.stats, 0), model)
 
     def answer(
         self, method: bytes, path: bytes, body: bytes, send: Send, *, close: bool
@@ -117,6 +121,9 @@ class LeanMock:
             return response(405, b"text/plain", b"405: Method Not Allowed", close=close)
         if path == b"/health":
             return response(200, b"text/plain; charset=utf-8", b"ok", close=close)
+        if path == b"/metrics":
+            body = self._exporter.render()
+            return response(200, CONTENT_TYPE.encode(), body, close=close)
         return response(200, JSON, json.dumps(self._get(path)).encode(), close=close)
 
     def _get(self, path: bytes) -> Any:
