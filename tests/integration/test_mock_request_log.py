@@ -5,13 +5,19 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+import zlib
 from typing import Any
 
 import pytest
 
 from infermeter.servers.faults import FaultConfig
 from infermeter.servers.mock import MockConfig, MockServer
-from infermeter.servers.mock_served import UNSET, ServedLog, served_latencies
+from infermeter.servers.mock_served import (
+    UNSET,
+    ServedLog,
+    prompt_crc,
+    served_latencies,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -90,3 +96,20 @@ def test_a_full_log_counts_what_it_drops() -> None:
     out = log.as_json()
     assert (out["requests"], out["completed"], out["dropped"]) == (2, 2, 1)
     assert out["tokens"] == [1, 1]
+
+
+def test_each_row_carries_the_crc_of_its_prompt_words() -> None:
+    with MockServer(MockConfig()) as url:
+        _post(url, "/completions", {"model": "m", "prompt": " a  b\nc "})
+        _post(
+            url, "/chat/completions", {"model": "m", "messages": [{"content": "x y"}]}
+        )
+        with pytest.raises(urllib.error.HTTPError):  # refused: no prompt
+            _post(url, "/completions", {"model": "m"})
+        log = _log(url)
+    assert log["prompt_crc32"] == [
+        prompt_crc(("a", "b", "c")),
+        prompt_crc(("x", "y")),
+        UNSET,
+    ]
+    assert prompt_crc(["a", "b"]) == zlib.crc32(b"a b")

@@ -71,6 +71,20 @@ def serve_mock_command(
             help="never | always | when-tools: answer with a streamed bash tool call."
         ),
     ] = "never",
+    server: Annotated[
+        str,
+        typer.Option(
+            help="aiohttp (every mode and route) or lean (max-throughput only, a "
+            "fraction of the CPU per answer: for measuring fast clients)."
+        ),
+    ] = "aiohttp",
+    chunked: Annotated[
+        bool,
+        typer.Option(
+            help="--server lean: stream in chunked encoding, one chunk per SSE "
+            "event (as vLLM does), not one body with a Content-Length."
+        ),
+    ] = False,
     request_log: Annotated[
         Path | None,
         typer.Option(
@@ -109,11 +123,18 @@ def serve_mock_command(
 
       infermeter serve-mock --mode timed --request-log mock-requests.json
 
+      infermeter serve-mock --mode max-throughput --server lean --request-log log.json
+
     Agentic answers (--reasoning-tokens, --tool-calls) stream reasoning deltas
     first, then text or one bash tool call; GET /agentic/requests lists each
     request's X-Session-ID and message roles. GET /mock/requests gives the
     server's own time of every completion request (when it came in, when its
     first token chunk and last byte went out) and the tokens it sent.
+
+    --server lean answers max-throughput's completions, chat, /v1/models,
+    /health, /stats, /metrics and /mock/requests with the same bytes on a raw
+    protocol (httptools, uvloop): the mock stays far from the limit of a fast
+    client. --chunked (lean) streams one chunk per SSE event, as vLLM does.
     """
     # The server (aiohttp) loads only when this command runs.
     from infermeter.servers.faults import FaultConfig
@@ -140,9 +161,12 @@ def serve_mock_command(
         check_model=check_model,
         video_sync=video_sync,
         agentic=AgenticStream(reasoning_tokens, reasoning_field, tool_calls),
+        server=server,
+        chunked=chunked,
     )
 
     shown = mode if style == "openai" else f"{mode}, {style} style"
+    shown += ", lean server" if server == "lean" else ""
 
     def announce(bound: int) -> None:
         err_console.print(

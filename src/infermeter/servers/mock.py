@@ -31,6 +31,7 @@ from infermeter.servers.background import (
 from infermeter.servers.endpoint import OpenAIEndpoint
 from infermeter.servers.faults import Fault, FaultConfig, FaultPicker
 from infermeter.servers.mock_agentic import AgenticStream, RequestLog, respond_agentic
+from infermeter.servers.mock_lean import LeanMock, run_lean
 from infermeter.servers.mock_media import MediaRoutes
 from infermeter.servers.mock_served import ServedLog, Stamp
 from infermeter.servers.mock_stream import (
@@ -39,7 +40,7 @@ from infermeter.servers.mock_stream import (
     parse_request,
     respond,
 )
-from infermeter.servers.prometheus import Value
+from infermeter.servers.prometheus import Value, mock_values
 from infermeter.servers.timing import (
     Distribution,
     DistributionTiming,
@@ -48,6 +49,7 @@ from infermeter.servers.timing import (
 )
 
 MODES = ("echo", "max-throughput", "timed", "faults")
+SERVERS = ("aiohttp", "lean")  # lean: max-throughput only, a fraction of the CPU
 RECEIVED = 256  # multimodal request summaries kept for GET /received
 
 
@@ -76,12 +78,25 @@ class MockConfig:
     video_sync: bool = False
     # Chat answers with reasoning, then text or tool-call deltas (mock_agentic).
     agentic: AgenticStream = field(default_factory=AgenticStream)
+    # "lean": the max-throughput answers on a raw protocol (mock_lean), for
+    # client benchmarks where the aiohttp server would be the limit.
+    server: str = "aiohttp"
+    # Lean server only: streams in chunked encoding, one chunk per SSE event.
+    chunked: bool = False
 
     def validate(self) -> None:
         if self.mode not in MODES:
             raise ConfigError(
                 f"Unknown mock mode {self.mode!r}. Known modes: {', '.join(MODES)}"
             )
+        if self.server not in SERVERS:
+            raise ConfigError(
+                f"Unknown mock server {self.server!r}. Known: {', '.join(SERVERS)}"
+            )
+        if self.server == "lean":
+            self._validate_lean()
+        elif self.chunked:
+            raise ConfigError("--chunked needs --server lean")
         if self.style not in STYLES:
             raise ConfigError(
                 f"Unknown mock style {self.style!r}. Known: {', '.join(STYLES)}"
@@ -91,6 +106,23 @@ class MockConfig:
         for spec in (self.ttft, self.itl, self.output_tokens):
             if spec is not None:
                 Distribution.parse(spec)
+
+    def _validate_lean(self) -> None:
+        unsupported = [
+            name
+            for name, used in (
+                (f"--mode {self.mode}", self.mode != "max-throughput"),
+                (f"--style {self.style}", self.style != "openai"),
+                ("agentic answers", self.agentic.active),
+                ("--video-sync", self.video_sync),
+            )
+            if used
+        ]
+        if unsupported:
+            raise ConfigError(
+                f"--server lean does not serve {', '.join(unsupported)}: it serves "
+                "--mode max-throughput only; use --server aiohttp for the rest"
+            )
 
     def timing(self, seed_offset: int = 0) -> TokenTiming:
         """The timing this mode uses (``timed`` and ``faults`` follow distributions)."""
@@ -152,26 +184,7 @@ class MockApp(OpenAIEndpoint):
 
     def metric_values(self) -> list[Value]:
         """vLLM-named counts the mock knows (it has no KV cache to report)."""
-        s = self.stats
-        return [
-            Value(
-                "gauge",
-                "vllm:num_requests_running",
-                "Requests in flight.",
-                self.in_flight,
-            ),
-            Value("gauge", "vllm:num_requests_waiting", "Requests queued (none).", 0),
-            Value(
-                "counter",
-                "vllm:prompt_tokens",
-                "Prompt words received.",
-                s["prompt_tokens"],
-            ),
-            Value("counter", "vllm:generation_tokens", "Tokens sent.", s["tokens"]),
-            Value(
-                "counter", "vllm:request_success", "Requests completed.", s["completed"]
-            ),
-        ]
+        return mock_values(self.stats, self.in_flight)
 
     async def _handle(self, request: web.Request, *, chat: bool) -> web.StreamResponse:
         self.stats["requests"] += 1
@@ -190,6 +203,7 @@ class MockApp(OpenAIEndpoint):
         except ValueError as exc:
             self.stats["bad_request"] += 1
             return _error(400, str(exc), "invalid_request_error")
+        stamp.prompt(parsed.words)
         if self.config.check_model and parsed.model != self.config.model:
             self.stats["unknown_model"] += 1
             return _error(
@@ -376,9 +390,9 @@ def serve(
         child.start()
     if announce is not None:
         announce(int(sock.getsockname()[1]))
-    mock = MockApp(config)
+    mock = _app(config, 0)
     try:
-        _run_app(mock, sock)
+        _run(mock, sock)
     finally:
         for child in children:
             child.terminate()
@@ -386,10 +400,23 @@ def serve(
             mock.served.write(request_log)
 
 
+def _app(config: MockConfig, seed_offset: int) -> MockApp | LeanMock:
+    if config.server == "lean":
+        return LeanMock(
+            config.model, check_model=config.check_model, chunked=config.chunked
+        )
+    return MockApp(config, seed_offset=seed_offset)
+
+
+def _run(mock: MockApp | LeanMock, sock: socket.socket) -> None:
+    if isinstance(mock, LeanMock):
+        run_lean(mock, sock)
+    else:
+        _run_app(mock, sock)
+
+
 def _serve_one(config: MockConfig, host: str, port: int, index: int) -> None:
-    _run_app(
-        MockApp(config, seed_offset=index), bind_socket(host, port, reuse_port=True)
-    )
+    _run(_app(config, index), bind_socket(host, port, reuse_port=True))
 
 
 def _run_app(app: MockApp, sock: socket.socket) -> None:

@@ -2,9 +2,11 @@
 
 Server-side timestamps (``time.monotonic_ns``) of every completion request: when
 its body was read, when the first token chunk was written and when the last byte
-was, and how many tokens it sent. A client's TTFT and TPOT can be set against
+was, how many tokens it sent, and the CRC-32 of its prompt's words (joined by
+single spaces), so a client's own record of a request can be matched to the
+server's where every prompt is distinct. A client's TTFT and TPOT can be set against
 them (``benchmarks/client/endpoints_engines.py``); the server's TTFT is lower
-than any client's by the network and the client's parsing. Four ``array``
+than any client's by the network and the client's parsing. Five ``array``
 columns, not a dict per request, so logging stays cheaper than the client the
 mock measures; ``GET /mock/requests`` returns them, ``serve-mock
 --request-log FILE`` writes them on exit.
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import json
 import time
+import zlib
 from array import array
 from pathlib import Path
 from typing import Any
@@ -38,6 +41,11 @@ class Stamp:
         if self._slot >= 0:
             self._log.first_ns[self._slot] = time.monotonic_ns()
 
+    def prompt(self, words: tuple[str, ...]) -> None:
+        """The request's prompt words (parsed): their CRC-32 tags its row."""
+        if self._slot >= 0:
+            self._log.prompt_crc[self._slot] = prompt_crc(words)
+
     def done(self, tokens: int) -> None:
         """The last byte has been written: ``tokens`` were sent."""
         if self._slot < 0:
@@ -58,6 +66,7 @@ class ServedLog:
         self.first_ns = array("q")
         self.last_ns = array("q")
         self.tokens = array("q")
+        self.prompt_crc = array("q")
         self.dropped = 0
 
     def receive(self) -> Stamp:
@@ -69,6 +78,7 @@ class ServedLog:
         self.first_ns.append(UNSET)
         self.last_ns.append(UNSET)
         self.tokens.append(0)
+        self.prompt_crc.append(UNSET)
         return Stamp(self, len(self.received_ns) - 1)
 
     def as_json(self) -> dict[str, Any]:
@@ -83,6 +93,7 @@ class ServedLog:
             "first_byte_ns": self.first_ns.tolist(),
             "last_byte_ns": self.last_ns.tolist(),
             "tokens": self.tokens.tolist(),
+            "prompt_crc32": self.prompt_crc.tolist(),
         }
 
     def write(self, path: Path) -> None:
@@ -90,6 +101,11 @@ class ServedLog:
 
     async def handler(self, request: web.Request) -> web.Response:
         return web.json_response(self.as_json())
+
+
+def prompt_crc(words: tuple[str, ...] | list[str]) -> int:
+    """What the log keeps of a prompt: CRC-32 of its words joined by one space."""
+    return zlib.crc32(" ".join(words).encode())
 
 
 def served_latencies(log: dict[str, Any]) -> tuple[list[float], list[float]]:

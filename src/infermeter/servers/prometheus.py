@@ -7,6 +7,7 @@ are read when scraped (a collector), so serving requests costs nothing extra.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -50,3 +51,21 @@ class Exporter:
 
     def render(self) -> bytes:
         return generate_latest(self._registry)
+
+
+def mock_values(stats: Counter[str], in_flight: int) -> list[Value]:
+    """vLLM-named counts the mocks know (they have no KV cache to report)."""
+    return [
+        Value("gauge", "vllm:num_requests_running", "Requests in flight.", in_flight),
+        Value("gauge", "vllm:num_requests_waiting", "Requests queued (none).", 0),
+        Value(
+            "counter",
+            "vllm:prompt_tokens",
+            "Prompt words received.",
+            stats["prompt_tokens"],
+        ),
+        Value("counter", "vllm:generation_tokens", "Tokens sent.", stats["tokens"]),
+        Value(
+            "counter", "vllm:request_success", "Requests completed.", stats["completed"]
+        ),
+    ]
