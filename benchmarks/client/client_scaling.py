@@ -1,13 +1,23 @@
-"""Requests/s for 1, 2, 4, 8 client processes or Ray actors against a multi-process mock.
+"""Closed-loop requests/s against a max-throughput mock: where the loop runs, and many clients.
 
-A max-throughput mock server (``--server-workers`` processes on one port,
-SO_REUSEPORT) answers streamed completions at once; the client runs a closed
-loop at ``--concurrency`` for ``--requests`` requests per point and reports
-completed requests/s, client CPU per 1,000 requests and send lateness. Use a
-machine with at least (clients + server workers) cores: with fewer, the
-clients and the server share cores and the table shows the machine, not the
-client. Ray points run on a private local cluster (127.0.0.1, no dashboard).
+Each point runs a closed loop (``LoadSpec(mode="concurrency")``) through the
+engine for ``--requests`` requests after a warm-up, and reports completed
+requests/s, TTFT p50, client CPU per 1,000 requests and send lateness. Every
+point is measured twice per round, interleaved: with the loop on the engine's
+issue thread (``engine``: the path before issue #38, one thread hop each way
+per request) and with the loop run by the SUT on its own thread (``sut``:
+``loadgen/closed_loop.py``); the ratio sut/engine is the figure to read.
 
+``--mode one-core``: one client process (``--workers 1``) pinned to CPU 0,
+the mock (one process) pinned to CPU 1, at each ``--concurrency`` level.
+``--mode scaling``: 1, 2, 4, 8 client processes or Ray actors against a
+multi-process mock (``--server-workers``, SO_REUSEPORT). Use a machine with
+at least (clients + server workers) cores: with fewer, the clients and the
+server share cores and the table shows the machine, not the client. Ray
+points run on a private local cluster (127.0.0.1, no dashboard).
+
+    python benchmarks/client/client_scaling.py --mode one-core \
+        --concurrency 16,64,256 --requests 5000 --repeats 3
     python benchmarks/client/client_scaling.py --transport process \
         --clients 1,2,4,8 --server-workers 6
     python benchmarks/client/client_scaling.py --transport ray --clients 1,2,4 --server-workers 2
@@ -23,6 +33,8 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from infermeter.runs.load import LoadSpec, run_load
 from infermeter.servers.mock import MockConfig, MockProcess
 from infermeter.suts.http_factory import create_http_sut
@@ -30,67 +42,110 @@ from infermeter.suts.openai_request import OpenAIConfig
 from infermeter.suts.prompts import SyntheticPrompts
 
 ISL, OSL = 128, 32
+LOOPS = ("engine", "sut")
+
+
+def measure(sut: Any, loop: str, concurrency: int, requests: int) -> dict[str, float]:
+    """One measured load with the closed loop on ``loop``'s thread."""
+    sut.runs_closed_loop = loop == "sut"
+    spec = LoadSpec(
+        mode="concurrency",
+        concurrency=concurrency,
+        requests=requests,
+        warmup_requests=min(1000, requests // 5),
+    )
+    result = run_load(sut, spec, sample_count=1024)
+    m, cert = result.metrics, result.certification
+    ttft = m.ttft_ns[m.ttft_ns > 0] / 1e6
+    return {
+        "rate": m.completed / cert.wall_s,
+        "ttft_p50_ms": float(np.percentile(ttft, 50)) if ttft.shape[0] else 0.0,
+        "cpu_s_per_1000": cert.cpu_s_per_1000,
+        "late_p99_ms": cert.send_lateness_ns.get("p99", 0) / 1e6,
+        "failed": float(m.failed),
+    }
 
 
 def point(
-    url: str, transport: str, clients: int, args: argparse.Namespace
-) -> dict[str, Any]:
-    """One SUT with ``clients`` clients (started untimed); ``--repeats`` measured loads."""
-    if transport == "ray":
-        config = OpenAIConfig(
-            url=url, model="mock-model", ray="local", ray_actors=clients
-        )
-    else:
-        config = OpenAIConfig(url=url, model="mock-model", workers=clients)
+    config: OpenAIConfig, concurrency: int, args: argparse.Namespace
+) -> list[dict[str, Any]]:
+    """One SUT (clients started untimed); ``--repeats`` rounds of both loops, interleaved."""
     prompts = SyntheticPrompts(1024, input_tokens=ISL, output_tokens=OSL)
-    rates, cpus, late = [], [], []
+    runs: dict[str, list[dict[str, float]]] = {loop: [] for loop in LOOPS}
     with create_http_sut(config, prompts) as sut:
-        for _ in range(args.repeats):
-            spec = LoadSpec(
-                mode="concurrency",
-                concurrency=args.concurrency,
-                requests=args.requests,
-                warmup_requests=min(1000, args.requests // 5),
+        for r in range(args.repeats):
+            for loop in LOOPS if r % 2 == 0 else LOOPS[::-1]:
+                runs[loop].append(measure(sut, loop, concurrency, args.requests))
+    rows = []
+    for loop in LOOPS:
+        got = runs[loop]
+        rows.append(
+            {
+                "clients": max(config.workers, config.ray_actors if config.ray else 1),
+                "concurrency": concurrency,
+                "loop": loop,
+                **{
+                    key: round(statistics.median(g[key] for g in got), 3)
+                    for key in got[0]
+                },
+                "rates": [round(g["rate"], 1) for g in got],
+            }
+        )
+    after, before = rows[1]["rate"], rows[0]["rate"]
+    rows[1]["rate_ratio_sut_over_engine"] = round(after / before, 3) if before else None
+    return rows
+
+
+def configs(url: str, args: argparse.Namespace) -> list[tuple[OpenAIConfig, int]]:
+    levels = [int(c) for c in args.concurrency.split(",")]
+    if args.mode == "one-core":
+        return [(OpenAIConfig(url=url, model="mock-model"), c) for c in levels]
+    out = []
+    for clients in (int(c) for c in args.clients.split(",")):
+        if args.transport == "ray":
+            config = OpenAIConfig(
+                url=url, model="mock-model", ray="local", ray_actors=clients
             )
-            result = run_load(sut, spec, sample_count=1024)
-            m, cert = result.metrics, result.certification
-            rates.append(m.completed / cert.wall_s)
-            cpus.append(cert.cpu_s_per_1000)
-            late.append(cert.send_lateness_ns.get("p99", 0) / 1e6)
-    return {
-        "transport": transport,
-        "clients": clients,
-        "requests_per_s": round(statistics.median(rates), 1),
-        "cpu_s_per_1000": round(statistics.median(cpus), 3),
-        "send_lateness_p99_ms": round(statistics.median(late), 3),
-        "rates": [round(r, 1) for r in rates],
-    }
+        else:
+            config = OpenAIConfig(url=url, model="mock-model", workers=clients)
+        out += [(config, c) for c in levels]
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--mode", choices=("scaling", "one-core"), default="scaling")
     parser.add_argument("--transport", choices=("process", "ray"), default="process")
     parser.add_argument("--clients", default="1,2,4,8")
     parser.add_argument(
         "--server-workers", type=int, default=max(1, (os.cpu_count() or 2) // 2)
     )
-    parser.add_argument("--concurrency", type=int, default=256)
+    parser.add_argument("--concurrency", default="256", help="levels, e.g. 16,64,256")
     parser.add_argument("--requests", type=int, default=20000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     mock = MockConfig(mode="max-throughput", model="mock-model")
+    pinned = args.mode == "one-core" and (os.cpu_count() or 1) > 1
+    if pinned:
+        os.sched_setaffinity(0, {1})  # the mock (a child) inherits CPU 1
+    server_workers = 1 if args.mode == "one-core" else args.server_workers
     rows = []
-    with MockProcess(mock, workers=args.server_workers) as url:
-        for clients in (int(c) for c in args.clients.split(",")):
-            rows.append(point(url, args.transport, clients, args))
-            print(json.dumps(rows[-1]), flush=True)
+    with MockProcess(mock, workers=server_workers) as url:
+        if pinned:
+            os.sched_setaffinity(0, {0})  # the client's threads start after this
+        for config, concurrency in configs(url, args):
+            for row in point(config, concurrency, args):
+                rows.append(row)
+                print(json.dumps(row), flush=True)
     report = {
         "date": dt.date.today().isoformat(),
         "machine": os.uname().nodename,
         "cpus": os.cpu_count(),
-        "server_workers": args.server_workers,
-        "concurrency": args.concurrency,
+        "load_average": os.getloadavg(),
+        "mode": args.mode,
+        "pinned": "client CPU 0, mock CPU 1" if pinned else "not pinned",
+        "server_workers": server_workers,
         "requests": args.requests,
         "isl_osl": [ISL, OSL],
         "rows": rows,
