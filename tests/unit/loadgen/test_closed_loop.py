@@ -20,6 +20,7 @@ from infermeter.loadgen.interfaces import (
     QueryBatch,
 )
 from infermeter.loadgen.runner import RunOutcome, run_test
+from infermeter.loadgen.schedule import Schedule
 from infermeter.loadgen.settings import RunSettings, Scenario
 from infermeter.loadgen.stop import StopSignal
 from infermeter.runs.load import LoadSpec, run_load
@@ -220,7 +221,7 @@ def _phase_with_stop(
 
     spec = LoadSpec(concurrency=4, requests=1000)
     times, _ = load._times(spec)
-    schedule = load.Schedule(
+    schedule = Schedule(
         scheduled_ns=times,
         sample_indices=np.arange(times.shape[0], dtype=np.int64) % 10,
         samples_per_query=1,
