@@ -5,8 +5,17 @@ engine for ``--requests`` requests after a warm-up, and reports completed
 requests/s, TTFT p50, client CPU per 1,000 requests and send lateness. Every
 point is measured twice per round, interleaved: with the loop on the engine's
 issue thread (``engine``: the path before issue #38, one thread hop each way
-per request) and with the loop run by the SUT on its own thread (``sut``:
-``loadgen/closed_loop.py``); the ratio sut/engine is the figure to read.
+per request, and a pipe round trip with worker processes) and with the loop
+run by the SUT on its own thread (``sut``: ``loadgen/closed_loop.py``,
+``suts/remote_loop.py``); the ratio sut/engine is the figure to read, and
+``in_flight_mean`` (Little's law over the records) says how much of the
+concurrency asked for was really in flight.
+
+On a shared machine, run the one-core mode under ``chrt -f 1`` (as root): the
+pinned client and mock then run as if their cores were their own; without it,
+other processes on CPU 0 decide the figures (the SUT loop, never sleeping
+between requests, gets a smaller share of a contended core from the
+scheduler than the engine loop's two threads).
 
 ``--mode one-core``: one client process (``--workers 1``) pinned to CPU 0,
 the mock (one process) pinned to CPU 1, at each ``--concurrency`` level.
@@ -57,7 +66,14 @@ def measure(sut: Any, loop: str, concurrency: int, requests: int) -> dict[str, f
     result = run_load(sut, spec, sample_count=1024)
     m, cert = result.metrics, result.certification
     ttft = m.ttft_ns[m.ttft_ns > 0] / 1e6
+    rec, n = result.phase.records, result.phase.samples_issued
+    issued, completed = rec.issued_ns[:n], rec.completed_ns[:n]
+    busy = float((completed - issued).sum())
+    span = float(completed.max() - issued.min()) if n else 1.0
     return {
+        # Little's law: the mean number in flight (the rest of the K slots idled,
+        # waiting for the next query to be issued and sent).
+        "in_flight_mean": busy / span,
         "rate": m.completed / cert.wall_s,
         "ttft_p50_ms": float(np.percentile(ttft, 50)) if ttft.shape[0] else 0.0,
         "cpu_s_per_1000": cert.cpu_s_per_1000,

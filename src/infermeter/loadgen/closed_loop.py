@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from infermeter.clock import Clock
-from infermeter.loadgen.interfaces import IdArray, QueryBatch, Stamps
+from infermeter.loadgen.interfaces import CompletionSink, IdArray, QueryBatch, Stamps
 from infermeter.loadgen.records import Sink
 
 Launch = Callable[[QueryBatch], None]
@@ -44,6 +44,18 @@ class FeedHost(Protocol):
     def limits_hit(self, q: int, now: int) -> bool: ...
 
     def batch(self, q0: int, q1: int, now: int) -> QueryBatch: ...
+
+
+class Feed(Protocol):
+    """What a SUT's own loop draws from: the engine's feed, or a remote client's slice."""
+
+    @property
+    def ended(self) -> bool: ...
+
+    @property
+    def sink(self) -> CompletionSink: ...
+
+    def pump(self, launch: Launch, extra: int = 0) -> None: ...
 
 
 @runtime_checkable
@@ -76,6 +88,7 @@ class ClosedLoopFeed:
         self._host = host
         self._n = query_count
         self._spq = samples_per_query
+        self.samples_per_query = samples_per_query
         self.max_in_flight = max_in_flight
         self._stop_on_min = stop_on_min
         self._min_queries = min_query_count

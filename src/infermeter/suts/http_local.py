@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from infermeter.clock import Clock, MonotonicClock
-from infermeter.loadgen.closed_loop import ClosedLoopFeed
+from infermeter.loadgen.closed_loop import Feed
 from infermeter.loadgen.interfaces import CompletionSink, QueryBatch
 from infermeter.suts.fleet import Fleet
 from infermeter.suts.http_exchange import SampleExchange
@@ -63,7 +63,7 @@ class OpenAIHttpSUT:
         self._sent_ns: list[int] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._slots: asyncio.Semaphore | None = None
-        self._feed: ClosedLoopFeed | None = None  # set on the loop only
+        self._feed: Feed | None = None  # set on the loop only
         self._loop = new_event_loop(config.use_uvloop)
         self._thread = threading.Thread(
             target=self._loop.run_forever, name="infermeter-http", daemon=True
@@ -95,7 +95,7 @@ class OpenAIHttpSUT:
         """Nothing is held back: every sample is sent as soon as it is issued."""
 
     # -- ClosedLoopSUT: the closed loop on the event loop, no thread hop ---
-    def drive_closed_loop(self, feed: ClosedLoopFeed) -> bool:
+    def drive_closed_loop(self, feed: Feed) -> bool:
         """Draw the next query on the loop as each one completes (``closed_loop.py``)."""
         if not self.runs_closed_loop:
             return False
@@ -182,7 +182,7 @@ class OpenAIHttpSUT:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.exchange.close()
 
-    def _feed_from(self, feed: ClosedLoopFeed) -> None:
+    def _feed_from(self, feed: Feed) -> None:
         self._feed = feed
         feed.pump(self._launch_fed)
 
