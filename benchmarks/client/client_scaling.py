@@ -70,7 +70,12 @@ def measure(sut: Any, loop: str, concurrency: int, requests: int) -> dict[str, f
     issued, completed = rec.issued_ns[:n], rec.completed_ns[:n]
     busy = float((completed - issued).sum())
     span = float(completed.max() - issued.min()) if n else 1.0
+    # A slot's idle time: the k-th completion frees the slot the (k + K)-th issue
+    # fills (the hop from a completion to the next send).
+    k = concurrency
+    gap = (np.sort(issued)[k:] - np.sort(completed)[:-k]) / 1e6
     return {
+        "slot_gap_p50_ms": float(np.percentile(gap, 50)) if gap.shape[0] else 0.0,
         # Little's law: the mean number in flight (the rest of the K slots idled,
         # waiting for the next query to be issued and sent).
         "in_flight_mean": busy / span,
