@@ -4,8 +4,10 @@
 returns; every sample becomes one task that runs its exchange
 (``SampleExchange``: one request, its first token, completion or failure to
 the sink). A failed request is a failed sample, never an exception: the run
-goes on. Worker processes and Ray
-actors each run one of these (``remote_agent``).
+goes on. In a closed loop (``drive_closed_loop``) the engine's feed is drawn
+on the loop instead: the task whose request just ended sends the next sample
+itself, with no thread hop and no wait behind the loop's other callbacks.
+Worker processes and Ray actors each run one of these (``remote_agent``).
 """
 
 from __future__ import annotations
