@@ -110,12 +110,17 @@ def test_a_server_run_on_two_actors_is_the_same_run_folder_plus_actor_stats(
     assert (out / "records.npz").exists() and (out / "mlperf_log_summary.txt").exists()
 
 
+def _two_actors(url: str) -> RayHttpSUT:
+    prompts = SyntheticPrompts(64, output_tokens=4)
+    return RayHttpSUT(
+        OpenAIConfig(url=url, model="m"), prompts, address="local", actors=2
+    )
+
+
 def test_a_closed_loop_on_two_actors_keeps_their_slots_and_stamps_real_sends(
     cluster: None, mock_url: str
 ) -> None:
-    config = OpenAIConfig(url=mock_url, model="m")
-    prompts = SyntheticPrompts(64, output_tokens=4)
-    with RayHttpSUT(config, prompts, address="local", actors=2) as sut:
+    with _two_actors(mock_url) as sut:
         result = run_load(sut, LoadSpec(concurrency=8, requests=400), sample_count=64)
         stats = sut.stats()
         ids, sent = sut.send_times()
@@ -133,9 +138,7 @@ def test_a_closed_loop_on_two_actors_keeps_their_slots_and_stamps_real_sends(
 def test_an_actor_killed_mid_run_ends_it_invalid_with_the_actor_error(
     cluster: None, mock_url: str
 ) -> None:
-    config = OpenAIConfig(url=mock_url, model="m")
-    prompts = SyntheticPrompts(64, output_tokens=4)
-    with RayHttpSUT(config, prompts, address="local", actors=2) as sut:
+    with _two_actors(mock_url) as sut:
         victim = int(sut.identities[1]["pid"])
         killed: list[float] = []
 

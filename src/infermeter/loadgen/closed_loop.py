@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -70,35 +71,38 @@ class ClosedLoopSUT(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class LoopRules:
+    """The closed loop's rules, from the engine's schedule, settings and policy."""
+
+    query_count: int
+    samples_per_query: int
+    max_in_flight: int  # queries
+    stop_on_min: bool  # SingleStream / MultiStream: end once both minimums are met
+    min_query_count: int
+    min_duration_ns: int
+
+
 class ClosedLoopFeed:
     """The closed loop's next queries, for the SUT to draw on its own thread."""
 
-    def __init__(
-        self,
-        host: FeedHost,
-        *,
-        query_count: int,
-        samples_per_query: int,
-        max_in_flight: int,
-        stop_on_min: bool,
-        min_query_count: int,
-        min_duration_ns: int,
-        start_ns: int,
-    ) -> None:
+    def __init__(self, host: FeedHost, rules: LoopRules, start_ns: int) -> None:
         self._host = host
-        self._n = query_count
-        self._spq = samples_per_query
-        self.samples_per_query = samples_per_query
-        self.max_in_flight = max_in_flight
-        self._stop_on_min = stop_on_min
-        self._min_queries = min_query_count
-        self._min_ns = min_duration_ns
+        self.rules = rules
         self._start = start_ns
         self._q = 0
         # Reentrant: a SUT may complete inside ``launch`` and pump again.
         self._lock = threading.RLock()
         self.ended = False
         self.error: Exception | None = None  # what ``launch`` raised: the run's crash
+
+    @property
+    def max_in_flight(self) -> int:
+        return self.rules.max_in_flight
+
+    @property
+    def samples_per_query(self) -> int:
+        return self.rules.samples_per_query
 
     @property
     def sink(self) -> Sink:
@@ -113,7 +117,7 @@ class ClosedLoopFeed:
     @property
     def allows_extra(self) -> bool:
         """Whether ``pump(extra=...)`` may hold more than ``max_in_flight``."""
-        return not self._stop_on_min
+        return not self.rules.stop_on_min
 
     def pump(self, launch: Launch, extra: int = 0) -> None:
         """Launch every query that fits below ``max_in_flight`` (+ ``extra``) now."""
@@ -133,25 +137,25 @@ class ClosedLoopFeed:
 
     def _due(self, q: int, now: int, extra: int) -> int:
         """How far the loop may go now; ends the feed when a rule says so."""
-        host = self._host
-        sink = host.sink
-        room = (self.max_in_flight + extra) * self._spq - (sink.issued - sink.done)
-        while room >= self._spq and q < self._n:
+        host, rules = self._host, self.rules
+        sink, spq = host.sink, rules.samples_per_query
+        room = (rules.max_in_flight + extra) * spq - (sink.issued - sink.done)
+        while room >= spq and q < rules.query_count:
             if host.limits_hit(q, now):
                 self._end()
                 return q
             q += 1
-            room -= self._spq
+            room -= spq
             # LoadGen ends naturally once the query just issued meets both minimums.
             if (
-                self._stop_on_min
-                and q >= self._min_queries
-                and now - self._start >= self._min_ns
+                rules.stop_on_min
+                and q >= rules.min_query_count
+                and now - self._start >= rules.min_duration_ns
             ):
                 self._end()
                 return q
-        if q >= self._n:
-            host.ran_out = self._stop_on_min
+        if q >= rules.query_count:
+            host.ran_out = rules.stop_on_min
             self._end()
         return q
 
@@ -160,7 +164,7 @@ class ClosedLoopFeed:
         time and latency origin (one sample per query: fixed concurrency)."""
         ids = np.asarray(ids, dtype=np.int64)
         self.sink.mark_issued(ids, at_ns)
-        if self._spq == 1:
+        if self.rules.samples_per_query == 1:
             known = (ids >= 0) & (ids < self._q)
             at = at_ns if isinstance(at_ns, int) else np.asarray(at_ns)[known]
             self._host.origin[ids[known]] = at

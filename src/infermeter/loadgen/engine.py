@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from infermeter.clock import Clock
 from infermeter.errors import SUTError
-from infermeter.loadgen.closed_loop import ClosedLoopFeed, ClosedLoopSUT
+from infermeter.loadgen.closed_loop import ClosedLoopFeed, ClosedLoopSUT, LoopRules
 from infermeter.loadgen.interfaces import QueryBatch, SystemUnderTest
 from infermeter.loadgen.records import Records, Sink
 from infermeter.loadgen.schedule import Schedule
@@ -278,16 +278,15 @@ class _PhaseRunner:
 
     def feed(self) -> ClosedLoopFeed:
         s = self.settings
-        return ClosedLoopFeed(
-            self,
+        rules = LoopRules(
             query_count=self.schedule.query_count,
             samples_per_query=self.schedule.samples_per_query,
             max_in_flight=self.policy.max_in_flight,
             stop_on_min=self.policy.stop_on_min,
             min_query_count=s.min_query_count,
             min_duration_ns=s.min_duration_ms * NS_PER_MS,
-            start_ns=self.start,
         )
+        return ClosedLoopFeed(self, rules, self.start)
 
     def watch(self, feed: ClosedLoopFeed) -> None:
         """While the SUT runs the loop: end it on a stop, an abort or a timeout."""

@@ -80,6 +80,7 @@ class SlotClients:
         self.peak_held = [0] * n
         self.slots_seen: list[set[int]] = [set() for _ in range(n)]
         self.sent: dict[int, int] = {}
+        self.handovers = 0
         self.lock = threading.Lock()
         self.stop = threading.Event()
         self.threads = [
@@ -102,7 +103,9 @@ class SlotClients:
         wants: Any,
         slots: int = 0,
     ) -> None:
-        assert slots > 0, "a closed loop hands over slots"
+        if slots == 0:  # the engine's loop: an open-loop hand-over, sent at once
+            self.handovers += 1
+            slots = 1
         with self.lock:
             self.slots_seen[client].add(slots)
             self.queues[client].extend(ids.tolist())
@@ -177,21 +180,9 @@ def test_the_coordinators_loop_keeps_each_client_to_its_slots(
 
 
 def test_the_engines_loop_remains_when_the_coordinator_declines() -> None:
-    class Plain(SlotClients):
-        def submit(
-            self,
-            client: int,
-            ids: Any,
-            indices: Any,
-            scheduled: Any,
-            wants: Any,
-            slots: int = 0,
-        ) -> None:
-            assert slots == 0  # the engine's loop: the open-loop hand-over
-            super().submit(client, ids, indices, scheduled, wants, slots=1)
-
-    transport = Plain(2)
+    transport = SlotClients(2)
     with RemoteClientSUT(transport, CONFIG) as sut:
         sut.runs_closed_loop = False
         result = run_load(sut, LoadSpec(concurrency=2, requests=50), sample_count=8)
     assert result.metrics.completed == 50
+    assert transport.handovers == 50  # one issue_query per query, none with slots
