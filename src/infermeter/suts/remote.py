@@ -29,7 +29,7 @@ from infermeter.loadgen.interfaces import CompletionSink, IdArray, QueryBatch
 from infermeter.suts.openai_request import OpenAIConfig
 from infermeter.suts.remote_agent import Event, host_identity
 from infermeter.suts.remote_clock import ClockSync, measure_offset
-from infermeter.suts.remote_loop import SlotShares
+from infermeter.suts.remote_loop import QUEUE_FRACTION, SlotShares
 
 
 class ClientLost(Exception):
@@ -199,7 +199,8 @@ class RemoteClientSUT:
         if not self.runs_closed_loop or self._dead is not None:
             return False
         self._sink = feed.sink
-        self._shares = SlotShares.of(feed, len(self._clients))
+        fraction = getattr(self._transport, "queue_fraction", QUEUE_FRACTION)
+        self._shares = SlotShares.of(feed, len(self._clients), fraction)
         self._feed = feed
         self._pump(feed)
         return True

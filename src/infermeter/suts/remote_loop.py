@@ -18,10 +18,11 @@ import numpy.typing as npt
 
 from infermeter.loadgen.closed_loop import ClosedLoopFeed
 
-# A client holds about this share of its slots again as queued samples: enough to
-# cover a round trip at several thousand requests a second, few enough that little
-# is sent after a duration limit or a stop.
-EXTRA_FRACTION = 8
+# A worker process holds an eighth of its slots again as queued samples: enough to
+# cover a pipe round trip at several thousand requests a second, few enough that
+# little is sent after a duration limit or a stop. A transport with slower round
+# trips (Ray: milliseconds) sets its own ``queue_fraction``.
+QUEUE_FRACTION = 0.125
 
 
 class SlotShares:
@@ -33,7 +34,9 @@ class SlotShares:
         self._turn = 0  # ties go round the clients: counts stay balanced
 
     @classmethod
-    def of(cls, feed: ClosedLoopFeed, clients: int) -> SlotShares:
+    def of(
+        cls, feed: ClosedLoopFeed, clients: int, fraction: float = QUEUE_FRACTION
+    ) -> SlotShares:
         total = feed.max_in_flight * feed.samples_per_query
         if not feed.allows_extra or total < clients:
             # Nothing held: the feed keeps the total, routing keeps each client at
@@ -41,7 +44,7 @@ class SlotShares:
             even = -(-total // clients)
             return cls([even] * clients, [even] * clients)
         slots = [total // clients + (i < total % clients) for i in range(clients)]
-        extra = [min(s, max(1, s // EXTRA_FRACTION)) for s in slots]
+        extra = [min(s, max(1, int(s * fraction))) for s in slots]
         return cls(slots, [s + e for s, e in zip(slots, extra, strict=True)])
 
     @property
