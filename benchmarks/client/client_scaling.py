@@ -52,9 +52,45 @@ from infermeter.suts.prompts import SyntheticPrompts
 
 ISL, OSL = 128, 32
 LOOPS = ("engine", "sut")
+TICK = os.sysconf("SC_CLK_TCK")
 
 
-def measure(sut: Any, loop: str, concurrency: int, requests: int) -> dict[str, float]:
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (the mock's server processes, read once)."""
+    kids: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parent = int(stat.rsplit(")", 1)[1].split()[1])
+            kids.setdefault(parent, []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        for kid in kids.get(todo.pop(), []):
+            todo.append(kid)
+            cmdline = Path(f"/proc/{kid}/cmdline").read_bytes()
+            if b"resource_tracker" not in cmdline:  # multiprocessing's, not a server
+                out.append(kid)
+    return out
+
+
+def cpu_s(pids: list[int]) -> float:
+    """User + system CPU seconds of ``pids`` so far (those still running)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / TICK
+
+
+def measure(
+    sut: Any, loop: str, concurrency: int, requests: int, server: list[int]
+) -> dict[str, float]:
     """One measured load with the closed loop on ``loop``'s thread."""
     sut.runs_closed_loop = loop == "sut"
     spec = LoadSpec(
@@ -63,7 +99,9 @@ def measure(sut: Any, loop: str, concurrency: int, requests: int) -> dict[str, f
         requests=requests,
         warmup_requests=min(1000, requests // 5),
     )
+    before = cpu_s(server)
     result = run_load(sut, spec, sample_count=1024)
+    server_cpu = cpu_s(server) - before
     m, cert = result.metrics, result.certification
     ttft = m.ttft_ns[m.ttft_ns > 0] / 1e6
     rec, n = result.phase.records, result.phase.samples_issued
@@ -83,12 +121,15 @@ def measure(sut: Any, loop: str, concurrency: int, requests: int) -> dict[str, f
         "ttft_p50_ms": float(np.percentile(ttft, 50)) if ttft.shape[0] else 0.0,
         "cpu_s_per_1000": cert.cpu_s_per_1000,
         "late_p99_ms": cert.send_lateness_ns.get("p99", 0) / 1e6,
+        # The mock's CPU over the point's wall time, per server process: near 1, the
+        # server (not the client) may be the limit.
+        "mock_busy": server_cpu / max(1e-9, cert.wall_s) / max(1, len(server)),
         "failed": float(m.failed),
     }
 
 
 def point(
-    config: OpenAIConfig, concurrency: int, args: argparse.Namespace
+    config: OpenAIConfig, concurrency: int, args: argparse.Namespace, server: list[int]
 ) -> list[dict[str, Any]]:
     """One SUT (clients started untimed); ``--repeats`` rounds of both loops, interleaved."""
     prompts = SyntheticPrompts(1024, input_tokens=ISL, output_tokens=OSL)
@@ -96,7 +137,8 @@ def point(
     with create_http_sut(config, prompts) as sut:
         for r in range(args.repeats):
             for loop in LOOPS if r % 2 == 0 else LOOPS[::-1]:
-                runs[loop].append(measure(sut, loop, concurrency, args.requests))
+                got = measure(sut, loop, concurrency, args.requests, server)
+                runs[loop].append(got)
     rows = []
     for loop in LOOPS:
         got = runs[loop]
@@ -155,8 +197,9 @@ def main() -> None:
     with MockProcess(mock, workers=server_workers) as url:
         if pinned:
             os.sched_setaffinity(0, {0})  # the client's threads start after this
+        server = descendants(os.getpid())  # before any client process starts
         for config, concurrency in configs(url, args):
-            for row in point(config, concurrency, args):
+            for row in point(config, concurrency, args, server):
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     report = {
