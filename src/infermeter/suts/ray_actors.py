@@ -136,7 +136,7 @@ class RayTransport:
     kind = "actor"
     issue_ahead_ns = ISSUE_AHEAD_NS
     # A closed loop's actors each hold half their slots again queued: a Ray round
-    # trip (a poll, a call) takes milliseconds, a pipe's a fraction of one.
+    # trip (a poll, a call) takes milliseconds, a pipe's well under one.
     queue_fraction = 0.5
 
     def __init__(

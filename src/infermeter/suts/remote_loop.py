@@ -18,11 +18,12 @@ import numpy.typing as npt
 
 from infermeter.loadgen.closed_loop import ClosedLoopFeed
 
-# A worker process holds an eighth of its slots again as queued samples: enough to
-# cover a pipe round trip at several thousand requests a second, few enough that
-# little is sent after a duration limit or a stop. A transport with slower round
-# trips (Ray: milliseconds) sets its own ``queue_fraction``.
-QUEUE_FRACTION = 0.125
+# A worker process holds a quarter of its slots again as queued samples (at least
+# one): enough to cover a pipe round trip at thousands of requests a second, also
+# when a busy machine delays the coordinator by a few requests' time; few enough
+# that little is sent after a duration limit or a stop. A transport with slower
+# round trips (Ray: milliseconds) sets its own ``queue_fraction``.
+QUEUE_FRACTION = 0.25
 
 
 class SlotShares:

@@ -42,9 +42,11 @@ def shares(k: int, clients: int, **kw: Any) -> SlotShares:
 def test_slots_add_up_to_the_concurrency_and_queues_stay_small() -> None:
     s = shares(64, 3)
     assert s.slots == (22, 21, 21)
-    assert s.caps == (24, 23, 23) and s.extra_samples == 6
+    assert s.caps == (27, 26, 26) and s.extra_samples == 15  # a quarter queued
     s = shares(8, 8)
-    assert s.slots == (1,) * 8 and s.caps == (2,) * 8
+    assert s.slots == (1,) * 8 and s.caps == (2,) * 8  # at least one
+    ray = SlotShares.of(_Feed(64), 2, 0.5)  # type: ignore[arg-type]
+    assert ray.slots == (32, 32) and ray.caps == (48, 48)
 
 
 def test_no_queue_where_the_query_count_is_a_rule_or_slots_are_fewer_than_clients() -> (
