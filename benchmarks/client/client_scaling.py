@@ -30,14 +30,23 @@ points run on a private local cluster (127.0.0.1, no dashboard).
     python benchmarks/client/client_scaling.py --transport process \
         --clients 1,2,4,8 --server-workers 6
     python benchmarks/client/client_scaling.py --transport ray --clients 1,2,4 --server-workers 2
+
+``--profile``: instead, where one request's CPU goes on the HTTP client's event
+loop thread (one core, the SUT loop, cProfile's own time by module group;
+cProfile inflates Python-level code against C).
+
+    python benchmarks/client/client_scaling.py --mode one-core --profile --concurrency 64
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import cProfile
 import datetime as dt
 import json
 import os
+import pstats
 import statistics
 from pathlib import Path
 from typing import Any
@@ -159,6 +168,50 @@ def point(
     return rows
 
 
+GROUPS = (
+    ("loadgen/records", "engine: the sink (records.py)"),
+    ("loadgen/", "engine: the closed loop (loadgen/*)"),
+    ("suts/sse", "SSE framing and JSON decoding"),
+    ("/json/", "SSE framing and JSON decoding"),
+    ("suts/http_local", "client: scheduling (http_local)"),
+    ("suts/http_exchange", "client: the exchange (http_exchange)"),
+    ("infermeter", "infermeter: other"),
+    ("aiohttp", "aiohttp, yarl, multidict"),
+    ("yarl", "aiohttp, yarl, multidict"),
+    ("multidict", "aiohttp, yarl, multidict"),
+    ("asyncio", "asyncio"),
+    ("numpy", "numpy"),
+)
+
+
+def profile(url: str, concurrency: int, requests: int) -> dict[str, float]:
+    """Share of the loop thread's profiled time per module group."""
+    prompts = SyntheticPrompts(1024, input_tokens=ISL, output_tokens=OSL)
+    with create_http_sut(OpenAIConfig(url=url, model="mock-model"), prompts) as sut:
+        run_load(
+            sut, LoadSpec(concurrency=concurrency, requests=1000), sample_count=1024
+        )
+        prof = cProfile.Profile()
+        sut.loop.call_soon_threadsafe(prof.enable)
+        run_load(
+            sut, LoadSpec(concurrency=concurrency, requests=requests), sample_count=1024
+        )
+        asyncio.run_coroutine_threadsafe(asyncio.sleep(0), sut.loop).result()
+        sut.loop.call_soon_threadsafe(prof.disable)
+        asyncio.run_coroutine_threadsafe(asyncio.sleep(0), sut.loop).result()
+    shares: dict[str, float] = {}
+    stats: dict[Any, Any] = pstats.Stats(prof).stats  # type: ignore[attr-defined]
+    for (path, _, name), (_, _, own, _, _) in stats.items():
+        where = f"{path} {name}"
+        group = next((g for key, g in GROUPS if key in where), "builtins and other")
+        shares[group] = shares.get(group, 0.0) + own
+    total = sum(shares.values()) or 1.0
+    return {
+        g: round(100 * t / total, 1)
+        for g, t in sorted(shares.items(), key=lambda kv: -kv[1])
+    }
+
+
 def configs(url: str, args: argparse.Namespace) -> list[tuple[OpenAIConfig, int]]:
     levels = [int(c) for c in args.concurrency.split(",")]
     if args.mode == "one-core":
@@ -187,6 +240,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=20000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", default=None)
+    parser.add_argument("--profile", action="store_true", help="where the CPU goes")
     args = parser.parse_args()
     mock = MockConfig(mode="max-throughput", model="mock-model")
     pinned = args.mode == "one-core" and (os.cpu_count() or 1) > 1
@@ -198,6 +252,10 @@ def main() -> None:
         if pinned:
             os.sched_setaffinity(0, {0})  # the client's threads start after this
         server = descendants(os.getpid())  # before any client process starts
+        if args.profile:
+            level = int(args.concurrency.split(",")[0])
+            print(json.dumps(profile(url, level, args.requests), indent=2))
+            return
         for config, concurrency in configs(url, args):
             for row in point(config, concurrency, args, server):
                 rows.append(row)
