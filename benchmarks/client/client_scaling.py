@@ -66,22 +66,12 @@ TICK = os.sysconf("SC_CLK_TCK")
 
 def descendants(pid: int) -> list[int]:
     """Every process below ``pid`` (the mock's server processes, read once)."""
-    kids: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            parent = int(stat.rsplit(")", 1)[1].split()[1])
-            kids.setdefault(parent, []).append(int(entry.name))
-    out, todo = [], [pid]
-    while todo:
-        for kid in kids.get(todo.pop(), []):
-            todo.append(kid)
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for kid in map(int, (task / "children").read_text().split()):
             cmdline = Path(f"/proc/{kid}/cmdline").read_bytes()
             if b"resource_tracker" not in cmdline:  # multiprocessing's, not a server
-                out.append(kid)
+                out += [kid, *descendants(kid)]
     return out
 
 
