@@ -274,6 +274,7 @@ class RemoteClientSUT:
         if sink is None:
             return
         offset = client.sync.offset_ns
+        self._mark_issued(sink, [e for e in events if e[0] == "i"], offset)
         firsts = [e for e in events if e[0] == "f"]
         if firsts:
             ids = np.array([e[1] for e in firsts], dtype=np.int64)
@@ -291,11 +292,7 @@ class RemoteClientSUT:
             finished += ids.tolist()
         for event in events:
             kind = event[0]
-            if kind == "i":
-                mark = getattr(self._feed or sink, "mark_issued", None)
-                if callable(mark):
-                    mark(event[1], int(event[2]) + offset)
-            elif kind == "c" and (event[4] is not None or event[3] is None):
+            if kind == "c" and (event[4] is not None or event[3] is None):
                 data = None if event[4] is None else [event[4]]
                 sink.complete(
                     np.array([event[1]], dtype=np.int64),
@@ -312,6 +309,16 @@ class RemoteClientSUT:
         if finished:
             with self._lock:
                 client.outstanding.difference_update(finished)
+
+    def _mark_issued(
+        self, sink: CompletionSink, marks: list[Event], offset: int
+    ) -> None:
+        """Real send times, before the batch's completions: a row written as it
+        completes (the records journal) already carries its send."""
+        mark = getattr(self._feed or sink, "mark_issued", None)
+        if callable(mark):
+            for event in marks:
+                mark(event[1], int(event[2]) + offset)
 
     # -- results ---------------------------------------------------------
     def _reports(self) -> list[dict[str, Any]]:
