@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -109,12 +110,35 @@ def test_a_server_run_on_two_actors_is_the_same_run_folder_plus_actor_stats(
     assert (out / "records.npz").exists() and (out / "mlperf_log_summary.txt").exists()
 
 
+def _two_actors(url: str) -> RayHttpSUT:
+    prompts = SyntheticPrompts(64, output_tokens=4)
+    return RayHttpSUT(
+        OpenAIConfig(url=url, model="m"), prompts, address="local", actors=2
+    )
+
+
+def test_a_closed_loop_on_two_actors_keeps_their_slots_and_stamps_real_sends(
+    cluster: None, mock_url: str
+) -> None:
+    with _two_actors(mock_url) as sut:
+        result = run_load(sut, LoadSpec(concurrency=8, requests=400), sample_count=64)
+        stats = sut.stats()
+        ids, sent = sut.send_times()
+    phase = result.phase
+    assert result.metrics.completed == 400
+    counts = [c["requests"] for c in stats["clients"]]
+    assert sum(counts) == 400 and min(counts) >= 40  # both actors took a share
+    # Each issue time is the actor's send (its "i" event), never the hand-over.
+    issued = phase.records.issued_ns[:400]
+    assert np.array_equal(phase.query_origin_ns[:400], issued)
+    order = np.argsort(ids)
+    assert np.all(sent[order] >= issued[ids[order]])
+
+
 def test_an_actor_killed_mid_run_ends_it_invalid_with_the_actor_error(
     cluster: None, mock_url: str
 ) -> None:
-    config = OpenAIConfig(url=mock_url, model="m")
-    prompts = SyntheticPrompts(64, output_tokens=4)
-    with RayHttpSUT(config, prompts, address="local", actors=2) as sut:
+    with _two_actors(mock_url) as sut:
         victim = int(sut.identities[1]["pid"])
         killed: list[float] = []
 

@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from infermeter.clock import Clock
 from infermeter.errors import SUTError
+from infermeter.loadgen.closed_loop import ClosedLoopFeed, ClosedLoopSUT, LoopRules
 from infermeter.loadgen.interfaces import QueryBatch, SystemUnderTest
 from infermeter.loadgen.records import Records, Sink
 from infermeter.loadgen.schedule import Schedule
@@ -52,6 +53,8 @@ class IssuePolicy:
     stop_on_min: bool = (
         False  # closed loop: stop once min queries and min duration are met
     )
+    # closed loop: let a SUT that offers to run it on its own thread do so
+    sut_loop: bool = True
 
     @classmethod
     def for_scenario(cls, scenario: Scenario, *, accuracy: bool) -> IssuePolicy:
@@ -146,6 +149,16 @@ class _PhaseRunner:
     def issue(
         self, q0: int, q1: int, now: int, scheduled: npt.NDArray[np.int64]
     ) -> None:
+        self.sut.issue_query(self._stamp(q0, q1, now, scheduled), self.sink)
+
+    def batch(self, q0: int, q1: int, now: int) -> QueryBatch:
+        """Closed-loop queries ``q0..q1`` issued at ``now`` (for a ``ClosedLoopFeed``)."""
+        self.origin[q0:q1] = now
+        return self._stamp(q0, q1, now, self.origin[q0:q1])
+
+    def _stamp(
+        self, q0: int, q1: int, now: int, scheduled: npt.NDArray[np.int64]
+    ) -> QueryBatch:
         s0, s1 = self.schedule.sample_range(q0, q1)
         self.records.issued_ns[s0:s1] = now
         self.sink.issued = s1
@@ -157,12 +170,11 @@ class _PhaseRunner:
             per_sample = scheduled
         else:
             per_sample = np.repeat(scheduled, self.schedule.samples_per_query)
-        batch = QueryBatch(
+        return QueryBatch(
             ids=np.arange(s0, s1, dtype=np.int64),
             sample_indices=self.schedule.sample_indices[s0:s1],
             scheduled_ns=per_sample,
         )
-        self.sut.issue_query(batch, self.sink)
 
     def limits_hit(self, q: int, now: int) -> bool:
         if self.sink.aborted:  # the SUT ended the phase; its reason is logged
@@ -230,7 +242,17 @@ class _PhaseRunner:
         return True
 
     def closed_loop(self) -> None:
-        """Issue one query at a time (or ``max_in_flight``); LoadGen's SS/MS loop."""
+        """Issue one query at a time (or ``max_in_flight``); LoadGen's SS/MS loop.
+
+        A SUT that runs the loop on its own thread gets it (``closed_loop.py``).
+        """
+        if self.policy.sut_loop and isinstance(self.sut, ClosedLoopSUT):
+            feed = self.feed()
+            if self.sut.drive_closed_loop(feed):
+                self.watch(feed)
+                if feed.error is not None:
+                    raise feed.error
+                return
         n = self.schedule.query_count
         s = self.settings
         min_duration_ns = s.min_duration_ms * NS_PER_MS
@@ -253,6 +275,40 @@ class _PhaseRunner:
                 return
         if self.policy.stop_on_min:
             self.ran_out = True
+
+    def feed(self) -> ClosedLoopFeed:
+        s = self.settings
+        rules = LoopRules(
+            query_count=self.schedule.query_count,
+            samples_per_query=self.schedule.samples_per_query,
+            max_in_flight=self.policy.max_in_flight,
+            stop_on_min=self.policy.stop_on_min,
+            min_query_count=s.min_query_count,
+            min_duration_ns=s.min_duration_ms * NS_PER_MS,
+        )
+        return ClosedLoopFeed(self, rules, self.start)
+
+    def watch(self, feed: ClosedLoopFeed) -> None:
+        """While the SUT runs the loop: end it on a stop, an abort or a timeout."""
+        sink = self.sink
+        timeout = self.settings.requested.completion_timeout_ns
+        while not feed.ended:
+            if sink.aborted:
+                self.stopped = True
+                feed.end()
+                return
+            if self.stop is not None and self.stop.requested:
+                with feed.lock:  # the SUT's thread may be in ``limits_hit``
+                    self.stopping()
+                    feed.end()
+                return
+            # The feed's end, a stop and an abort all set ``interrupt``.
+            if self.clock.wait_for(sink.interrupt, sink.last_progress_ns + timeout):
+                continue
+            if self.clock.now_ns() - sink.last_progress_ns >= timeout:
+                self.timed_out = True
+                feed.end()
+                return
 
     def wait_below(self, in_flight: int) -> bool:
         """Block until fewer than ``in_flight`` queries are outstanding."""

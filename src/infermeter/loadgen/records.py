@@ -156,6 +156,8 @@ class Sink:
         ``ids``: replaces the engine's hand-over stamp, so lateness is the sender's."""
         ids = np.asarray(ids, dtype=np.int64)
         with self._lock:
+            if self._sealed:  # sent after the phase ended (a stop): not its record
+                return
             mask = (ids >= 0) & (ids < self.issued)
             self._records.issued_ns[ids[mask]] = _pick(at_ns, mask)
 

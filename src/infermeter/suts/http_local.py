@@ -4,8 +4,10 @@
 returns; every sample becomes one task that runs its exchange
 (``SampleExchange``: one request, its first token, completion or failure to
 the sink). A failed request is a failed sample, never an exception: the run
-goes on. Worker processes and Ray
-actors each run one of these (``remote_agent``).
+goes on. In a closed loop (``drive_closed_loop``) the engine's feed is drawn
+on the loop instead: the task whose request just ended sends the next sample
+itself, with no thread hop and no wait behind the loop's other callbacks.
+Worker processes and Ray actors each run one of these (``remote_agent``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from infermeter.clock import Clock, MonotonicClock
+from infermeter.loadgen.closed_loop import Feed
 from infermeter.loadgen.interfaces import CompletionSink, QueryBatch
 from infermeter.suts.fleet import Fleet
 from infermeter.suts.http_exchange import SampleExchange
@@ -37,6 +40,9 @@ class OpenAIHttpSUT:
     """
 
     name = "openai"
+    # Take the engine's closed loop onto the event loop (``drive_closed_loop``);
+    # False keeps it on the engine's issue thread (for side-by-side measurements).
+    runs_closed_loop = True
 
     def __init__(
         self,
@@ -59,6 +65,7 @@ class OpenAIHttpSUT:
         self._sent_ns: list[int] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._slots: asyncio.Semaphore | None = None
+        self._feed: Feed | None = None  # set on the loop only
         self._loop = new_event_loop(config.use_uvloop)
         self._thread = threading.Thread(
             target=self._loop.run_forever, name="infermeter-http", daemon=True
@@ -88,6 +95,18 @@ class OpenAIHttpSUT:
 
     def flush_queries(self) -> None:
         """Nothing is held back: every sample is sent as soon as it is issued."""
+
+    # -- ClosedLoopSUT: the closed loop on the event loop, no thread hop ---
+    def drive_closed_loop(self, feed: Feed) -> bool:
+        """Draw the next query on the loop as each one completes (``closed_loop.py``)."""
+        if not self.runs_closed_loop:
+            return False
+        self._loop.call_soon_threadsafe(self._feed_from, feed)
+        return True
+
+    def launch_now(self, batch: QueryBatch, sink: CompletionSink) -> None:
+        """On the loop: start ``batch`` at once (a caller that runs the loop here)."""
+        self._launch(batch, sink, sink.wants_data(batch.ids))
 
     # -- LoadWatcher: request bodies are built as samples load (untimed) ------
     def samples_loaded(self, indices: Any) -> None:
@@ -165,6 +184,41 @@ class OpenAIHttpSUT:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.exchange.close()
 
+    def _feed_from(self, feed: Feed) -> None:
+        self._feed = feed
+        feed.pump(self._launch_fed)
+
+    def _launch_fed(self, batch: QueryBatch) -> None:
+        assert self._feed is not None
+        self.launch_now(batch, self._feed.sink)
+
+    def _next_fed(self) -> tuple[int, int, bool, bool] | None:
+        """The closed loop's next sample for the task whose request just ended.
+
+        Running it in the same task sends it at once: a new task would wait
+        behind every callback ready on the loop. Any more that fit get tasks.
+        """
+        feed = self._feed
+        if feed is None:
+            return None
+        if feed.ended:  # the phase is over; an open-loop phase may follow
+            self._feed = None
+            return None
+        due: list[QueryBatch] = []
+        feed.pump(due.append)
+        if not due:
+            return None
+        batch, sink = due[0], feed.sink
+        wants = sink.wants_data(batch.ids)
+        if len(batch) > 1:
+            rest = QueryBatch(
+                batch.ids[1:], batch.sample_indices[1:], batch.scheduled_ns[1:]
+            )
+            self._launch(rest, sink, wants[1:])
+        want = bool(wants[0])
+        keep = want or self.exchange.keeps_text
+        return int(batch.ids[0]), int(batch.sample_indices[0]), keep, want
+
     def _launch(self, batch: QueryBatch, sink: CompletionSink, wants: Any) -> None:
         loop = self._loop
         keep = self.exchange.keeps_text
@@ -181,12 +235,18 @@ class OpenAIHttpSUT:
     async def _request(
         self, sid: int, index: int, sink: CompletionSink, keep: bool, want: bool
     ) -> None:
-        ids = np.array([sid], dtype=np.int64)
-        if self._slots is None:
-            await self._attempt(sid, index, sink, ids, keep, want)
-            return
-        async with self._slots:
-            await self._attempt(sid, index, sink, ids, keep, want)
+        while True:
+            ids = np.array([sid], dtype=np.int64)
+            if self._slots is None:
+                await self._attempt(sid, index, sink, ids, keep, want)
+            else:
+                async with self._slots:
+                    await self._attempt(sid, index, sink, ids, keep, want)
+            # A closed loop run here: this task sends the next sample itself.
+            following = self._next_fed()
+            if following is None:
+                return
+            sid, index, keep, want = following
 
     async def _attempt(
         self,

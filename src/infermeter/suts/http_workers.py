@@ -168,10 +168,12 @@ class ProcessTransport:
         indices: IdArray,
         scheduled_ns: IdArray,
         wants: np.ndarray[Any, Any],
+        slots: int = 0,
     ) -> None:
         # A dead worker's pipe fails: the receiver reports it with its reason.
+        message = ("submit", ids, indices, scheduled_ns, wants, slots)
         with self._locks[client], contextlib.suppress(OSError):
-            self._ctrl[client].send(("submit", ids, indices, scheduled_ns, wants))
+            self._ctrl[client].send(message)
 
     def call(self, client: int, op: str) -> Any:
         with self._locks[client]:

@@ -82,8 +82,8 @@ class AgentActor:
         return {**host_identity(), "ready_ns": time.perf_counter_ns()}
 
     def submit(self, parts: list[tuple[Any, ...]]) -> None:
-        for ids, indices, scheduled, wants in parts:
-            self._agent.submit(ids, indices, scheduled, wants)
+        for ids, indices, scheduled, wants, slots in parts:
+            self._agent.submit(ids, indices, scheduled, wants, slots)
 
     def poll(self, timeout_s: float) -> list[Event]:
         with self._cond:
@@ -135,6 +135,9 @@ class RayTransport:
 
     kind = "actor"
     issue_ahead_ns = ISSUE_AHEAD_NS
+    # A closed loop's actors each hold half their slots again queued: a Ray round
+    # trip (a poll, a call) takes milliseconds, a pipe's well under one.
+    queue_fraction = 0.5
 
     def __init__(
         self,
@@ -210,9 +213,10 @@ class RayTransport:
         indices: IdArray,
         scheduled_ns: IdArray,
         wants: np.ndarray[Any, Any],
+        slots: int = 0,
     ) -> None:
         with self._lock:
-            self._pending[client].append((ids, indices, scheduled_ns, wants))
+            self._pending[client].append((ids, indices, scheduled_ns, wants, slots))
         # Due (or nearly): go now. Slices far ahead wait for the next flush.
         if int(scheduled_ns.min()) - time.perf_counter_ns() < ISSUE_AHEAD_NS // 2:
             self._wake.set()

@@ -7,8 +7,10 @@ hands each client its slice of every batch: sample ``id`` goes to client
 ``id % N``, so counts stay balanced in open and closed loop alike. Batches
 go out ``issue_ahead_ns`` early with scheduled times in the client's clock;
 the client sends at those times (``suts/remote_agent.py``) and streams back
-stamped events, which the coordinator converts to its clock. A client that
-dies fails its outstanding samples and ends the phase at once with its error.
+stamped events, which the coordinator converts to its clock. A closed loop
+runs on the receiver thread instead, each client keeping its share of the
+slots (``suts/remote_loop.py``). A client that dies fails its outstanding
+samples and ends the phase at once with its error.
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ import numpy as np
 
 from infermeter.clock import Clock, MonotonicClock
 from infermeter.errors import ConfigError, SUTError
+from infermeter.loadgen.closed_loop import ClosedLoopFeed
 from infermeter.loadgen.interfaces import CompletionSink, IdArray, QueryBatch
 from infermeter.suts.openai_request import OpenAIConfig
 from infermeter.suts.remote_agent import Event, host_identity
 from infermeter.suts.remote_clock import ClockSync, measure_offset
+from infermeter.suts.remote_loop import QUEUE_FRACTION, SlotShares
 
 
 class ClientLost(Exception):
@@ -57,8 +61,10 @@ class Transport(Protocol):
         indices: IdArray,
         scheduled_ns: IdArray,
         wants: np.ndarray[Any, Any],
+        slots: int = 0,
     ) -> None:
-        """Hand ``client`` samples to send at ``scheduled_ns`` (its own clock)."""
+        """Hand ``client`` samples to send at ``scheduled_ns`` (its own clock), or,
+        with ``slots`` > 0, each as soon as one of its ``slots`` frees."""
         ...
 
     def call(self, client: int, op: str) -> Any:
@@ -94,6 +100,9 @@ class RemoteClientSUT:
     """The HTTP SUT over ``transport``'s clients (same interface as the one-process SUT)."""
 
     name = "openai"
+    # Run the engine's closed loop on the receiver thread, clients holding their
+    # share of the slots; False: the engine's thread (side-by-side measurements).
+    runs_closed_loop = True
 
     def __init__(
         self,
@@ -126,6 +135,8 @@ class RemoteClientSUT:
         self._lock = threading.Lock()
         self._dead: str | None = None
         self._closed = False
+        self._feed: ClosedLoopFeed | None = None
+        self._shares: SlotShares | None = None
         self._thread = threading.Thread(
             target=self._receive, name="infermeter-remote", daemon=True
         )
@@ -153,6 +164,7 @@ class RemoteClientSUT:
     # -- SystemUnderTest -------------------------------------------------
     def issue_query(self, batch: QueryBatch, sink: CompletionSink) -> None:
         self._sink = sink
+        self._feed = None  # an open loop (or the engine's closed loop) now
         if self._dead is not None:  # a client is gone: this phase ends with its error
             sink.fail(batch.ids, self._dead)
             abort = getattr(sink, "abort", None)
@@ -181,6 +193,45 @@ class RemoteClientSUT:
     def flush_queries(self) -> None:
         """Nothing is held back."""
 
+    # -- ClosedLoopSUT: the loop on the receiver thread ---------------------
+    def drive_closed_loop(self, feed: ClosedLoopFeed) -> bool:
+        """Draw the next queries as completions arrive; clients keep their slots."""
+        if not self.runs_closed_loop or self._dead is not None:
+            return False
+        self._sink = feed.sink
+        fraction = getattr(self._transport, "queue_fraction", QUEUE_FRACTION)
+        self._shares = SlotShares.of(feed, len(self._clients), fraction)
+        self._feed = feed
+        self._pump(feed)
+        return True
+
+    def _pump(self, feed: ClosedLoopFeed) -> None:
+        assert self._shares is not None
+        extra = self._shares.extra_samples // feed.samples_per_query
+        feed.pump(self._send_fed, extra)
+
+    def _send_fed(self, batch: QueryBatch) -> None:
+        """Hand each sample to the client with the most room (its slots + queue)."""
+        shares, sink = self._shares, self._sink
+        assert shares is not None and sink is not None
+        wants = sink.wants_data(batch.ids)
+        with self._lock:
+            owner = shares.route(
+                len(batch), [len(c.outstanding) for c in self._clients]
+            )
+            for i, client in enumerate(self._clients):
+                client.outstanding.update(batch.ids[owner == i].tolist())
+        for i in np.unique(owner).tolist():
+            part = np.nonzero(owner == i)[0]
+            self._transport.submit(
+                i,
+                batch.ids[part],
+                batch.sample_indices[part],
+                batch.scheduled_ns[part] - self._clients[i].sync.offset_ns,
+                wants[part],
+                slots=shares.slots[i],
+            )
+
     # -- receiving -------------------------------------------------------
     def _receive(self) -> None:
         while not self._closed:
@@ -195,6 +246,9 @@ class RemoteClientSUT:
                 return
             for client, events in arrived:
                 self._dispatch(self._clients[client], events)
+            feed = self._feed
+            if arrived and feed is not None:
+                self._pump(feed)  # the closed loop's next queries, no engine hop
 
     def _lose(self, lost: ClientLost) -> None:
         if self._closed:
@@ -220,6 +274,7 @@ class RemoteClientSUT:
         if sink is None:
             return
         offset = client.sync.offset_ns
+        self._mark_issued(sink, [e for e in events if e[0] == "i"], offset)
         firsts = [e for e in events if e[0] == "f"]
         if firsts:
             ids = np.array([e[1] for e in firsts], dtype=np.int64)
@@ -237,11 +292,7 @@ class RemoteClientSUT:
             finished += ids.tolist()
         for event in events:
             kind = event[0]
-            if kind == "i":
-                mark = getattr(sink, "mark_issued", None)
-                if callable(mark):
-                    mark(event[1], int(event[2]) + offset)
-            elif kind == "c" and (event[4] is not None or event[3] is None):
+            if kind == "c" and (event[4] is not None or event[3] is None):
                 data = None if event[4] is None else [event[4]]
                 sink.complete(
                     np.array([event[1]], dtype=np.int64),
@@ -258,6 +309,16 @@ class RemoteClientSUT:
         if finished:
             with self._lock:
                 client.outstanding.difference_update(finished)
+
+    def _mark_issued(
+        self, sink: CompletionSink, marks: list[Event], offset: int
+    ) -> None:
+        """Real send times, before the batch's completions: a row written as it
+        completes (the records journal) already carries its send."""
+        mark = getattr(self._feed or sink, "mark_issued", None)
+        if callable(mark):
+            for event in marks:
+                mark(event[1], int(event[2]) + offset)
 
     # -- results ---------------------------------------------------------
     def _reports(self) -> list[dict[str, Any]]:

@@ -7,6 +7,12 @@ in batches through ``emit``: issue times, first tokens, completions and
 failures, each stamped with ``perf_counter_ns`` (the agent's clock). The
 coordinator (``suts/remote.py``) converts those stamps to its own clock.
 
+In a closed loop the coordinator hands over samples with ``slots``, this
+client's share of the loop's concurrency: they wait in a queue (``_SliceFeed``)
+and each goes out as soon as one of the client's slots frees, drawn on the
+event loop by the request that just ended (no round trip to the coordinator
+per request); its issue event is stamped then.
+
 Events are tuples: ``("i", ids, t)``, ``("f", id, t)``,
 ``("c", id, t, n_tokens, data)``, ``("x", id, t, reason)``, and
 ``("u", reason)`` when the endpoint became unreachable.
@@ -23,6 +29,7 @@ import resource
 import socket
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +39,7 @@ import numpy.typing as npt
 
 from infermeter.clock import MonotonicClock
 from infermeter.errors import ConfigError
+from infermeter.loadgen.closed_loop import Launch
 from infermeter.loadgen.interfaces import IdArray, QueryBatch, ResponseData, Stamps
 from infermeter.suts.http_local import OpenAIHttpSUT
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig
@@ -95,6 +103,7 @@ class _ForwardSink:
         self._lock = threading.Lock()
         self.loop: Any = None
         self.wants: dict[int, bool] = {}
+        self.feed: _SliceFeed | None = None
 
     def push(self, event: Event) -> None:
         with self._lock:
@@ -129,12 +138,74 @@ class _ForwardSink:
         payload = bytes(data[0]) if data is not None else None
         tokens = None if n_tokens is None else int(n_tokens)
         self.push(("c", int(ids[0]), time.perf_counter_ns(), tokens, payload))
+        self._freed(int(ids[0]))
 
     def fail(self, ids: IdArray, reason: str) -> None:
         self.push(("x", int(ids[0]), time.perf_counter_ns(), reason))
+        self._freed(int(ids[0]))
+
+    def _freed(self, sid: int) -> None:
+        if self.feed is not None:
+            self.feed.running.discard(sid)
 
     def wants_data(self, ids: IdArray) -> npt.NDArray[np.bool_]:
         return np.array([self.wants.pop(int(i), False) for i in ids], dtype=np.bool_)
+
+
+class _SliceFeed:
+    """This client's part of a closed loop: samples queued by the coordinator, sent
+    as this client's ``slots`` free up (``OpenAIHttpSUT`` pumps it on its loop)."""
+
+    ended = False  # the coordinator's feed ends the loop; this one only runs dry
+
+    def __init__(self, sink: _ForwardSink) -> None:
+        self._sink = sink
+        self._queue: deque[tuple[int, int, int]] = deque()
+        self._lock = threading.Lock()
+        self.slots = 0
+        self.running: set[int] = set()  # sent, not yet ended (on the loop only)
+
+    @property
+    def sink(self) -> _ForwardSink:
+        return self._sink
+
+    def add(
+        self,
+        ids: IdArray,
+        indices: IdArray,
+        scheduled_ns: IdArray,
+        wants: npt.NDArray[np.bool_],
+        slots: int,
+    ) -> None:
+        """Queue samples (any thread); ``slots``: how many may be in flight here."""
+        for i in ids[wants].tolist():
+            self._sink.wants[i] = True
+        rows = zip(ids.tolist(), indices.tolist(), scheduled_ns.tolist(), strict=True)
+        with self._lock:
+            self.slots = slots
+            self._queue.extend(rows)
+
+    def pump(self, launch: Launch, extra: int = 0) -> None:
+        """On the loop: send queued samples while a slot is free."""
+        with self._lock:
+            room = min(self.slots - len(self.running), len(self._queue))
+            rows = [self._queue.popleft() for _ in range(max(0, room))]
+        if not rows:
+            return
+        ids = np.array([r[0] for r in rows], dtype=np.int64)
+        self.running.update(ids.tolist())
+        self._sink.push(("i", ids, time.perf_counter_ns()))
+        launch(
+            QueryBatch(
+                ids,
+                np.array([r[1] for r in rows], dtype=np.int64),
+                np.array([r[2] for r in rows], dtype=np.int64),
+            )
+        )
+
+    def clear(self) -> None:
+        with self._lock:
+            self._queue.clear()
 
 
 class RemoteAgent:
@@ -156,6 +227,8 @@ class RemoteAgent:
         self.sink = _ForwardSink(emit)
         self.sut = OpenAIHttpSUT(single, prompts, api_key=key)
         self.sink.loop = self.sut.loop
+        self._feed = _SliceFeed(self.sink)
+        self.sink.feed = self._feed
         # An endpoint that stops accepting connections ends the run (the coordinator
         # hands this on to the engine's stop signal).
         self.sut.reachability.on_unreachable = lambda reason: self.sink.push(
@@ -177,8 +250,16 @@ class RemoteAgent:
         indices: IdArray,
         scheduled_ns: IdArray,
         wants: npt.NDArray[np.bool_],
+        slots: int = 0,
     ) -> None:
-        """Queue samples to send at ``scheduled_ns`` (this agent's clock; past = now)."""
+        """Queue samples to send at ``scheduled_ns`` (this agent's clock; past = now).
+
+        ``slots`` > 0: closed-loop samples, each sent when one of ``slots`` frees.
+        """
+        if slots > 0:
+            self._feed.add(ids, indices, scheduled_ns, wants, slots)
+            self.sut.drive_closed_loop(self._feed)  # pumps on the loop
+            return
         rows = zip(
             scheduled_ns.tolist(),
             ids.tolist(),
@@ -239,6 +320,7 @@ class RemoteAgent:
         }
 
     def reset(self) -> None:
+        self._feed.clear()
         self.sut.reset_records()
 
     def close(self) -> None:
