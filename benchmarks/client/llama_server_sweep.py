@@ -9,7 +9,7 @@ completed, failed (with reasons) and resent after a pooled connection lost them,
 beside what the server itself logged in the same time: the requests it started
 (llama-server: ``launch_slot`` lines; llama-cpp-python: uvicorn's access lines).
 Server lines before the first point (the preflight's probe) are shown as point
-``-``. A request lost in the client shows as failed here with no line there.
+``-``. A request lost in the client is failed here and missing there.
 
     python benchmarks/client/llama_server_sweep.py --llama-server /tmp/h37ll/llama-server
     python benchmarks/client/llama_server_sweep.py --llama-python /tmp/llama-venv/bin/python \\
@@ -89,9 +89,20 @@ class PointRow:
     server_logged: int
 
     @property
-    def lost_in_client(self) -> int:
-        """Requests the client counted failed that never reached the server."""
-        return max(0, self.sent + self.resent - self.server_logged)
+    def unseen(self) -> int:
+        """Requests sent that the server never logged (one resent after a
+        pooled connection lost it unread is logged once, when it arrived)."""
+        return max(0, self.sent - self.server_logged)
+
+
+@dataclass(frozen=True)
+class Served:
+    """A running server: its kind, OpenAI base URL, timed log and model folder."""
+
+    kind: str
+    url: str
+    log: TimedLog
+    model_dir: Path
 
 
 def free_port() -> int:
@@ -150,16 +161,13 @@ def server_command(kind: str, binary: str, model: Path, port: int) -> list[str]:
     ]  # fmt: skip
 
 
-def run_sweep(
-    url: str, model_dir: Path, out: Path, args: argparse.Namespace
-) -> tuple[TimedLog, float]:
+def run_sweep(url: str, out: Path, args: argparse.Namespace) -> tuple[TimedLog, float]:
     """One ``infermeter sweep`` (its stderr timed); the time it ended."""
     cmd = [
         sys.executable, "-m", "infermeter", "sweep", "--url", url, "--model", MODEL,
         "--concurrency", args.concurrency, "--requests", str(args.requests),
         "--input-tokens", str(args.input_tokens), "--output-tokens",
-        str(args.output_tokens), "--sut-opt", f"tokenizer={model_dir}",
-        "--out", str(out), "--force", "--json",
+        str(args.output_tokens), "--out", str(out), "--force", "--json",
     ]  # fmt: skip
     env = dict(os.environ)
     if args.src:
@@ -234,42 +242,62 @@ def rows_of(
     return rows
 
 
-def measure(
-    servers: dict[str, str], work: Path, args: argparse.Namespace
-) -> list[PointRow]:
-    """Every server's every run's points."""
+def write_model(work: Path) -> Path:
+    """The tiny GGUF and its tokenizer.json in ``work/model``."""
     model_dir = work / "model"
     subprocess.run(
         [sys.executable, str(HERE / "tiny_gguf.py"), str(model_dir)],
         check=True,
         capture_output=True,
     )
+    return model_dir
+
+
+@contextmanager
+def started(kind: str, binary: str, model_dir: Path, work: Path) -> Iterator[Served]:
+    """``kind`` serving the tiny model on a free loopback port, for a ``with`` block."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    cmd = server_command(kind, binary, model_dir / "tiny.gguf", port)
+    with serving(kind, cmd, url, work / f"{kind}.log") as log:
+        yield Served(kind, url, log, model_dir)
+
+
+def sweep_rows(
+    served: Served, out: Path, args: argparse.Namespace, run: int = 1
+) -> list[PointRow]:
+    """One sweep against ``served``: its points, the client's counts beside the server's."""
+    since = time.monotonic()
+    sweep_log, ended = run_sweep(served.url, out, args)
+    time.sleep(0.5)  # the server's last lines
+    windows = point_windows(sweep_log, ended)
+    before, logged = server_counts(served.kind, served.log, since, windows)
+    return rows_of(served.kind, run, out, before, logged)
+
+
+def measure(
+    servers: dict[str, str], work: Path, args: argparse.Namespace
+) -> list[PointRow]:
+    """Every server's every run's points."""
+    model_dir = write_model(work)
     rows: list[PointRow] = []
     for kind, binary in servers.items():
-        port = free_port()
-        url = f"http://127.0.0.1:{port}/v1"
-        cmd = server_command(kind, binary, model_dir / "tiny.gguf", port)
-        with serving(kind, cmd, url, work / f"{kind}.log") as log:
+        with started(kind, binary, model_dir, work) as served:
             for run in range(1, args.runs + 1):
-                since = time.monotonic()
                 out = work / f"{kind}-{run}"
-                sweep_log, ended = run_sweep(url, model_dir, out, args)
-                time.sleep(0.5)  # the server's last lines
-                windows = point_windows(sweep_log, ended)
-                before, logged = server_counts(kind, log, since, windows)
-                rows.extend(rows_of(kind, run, out, before, logged))
+                rows.extend(sweep_rows(served, out, args, run))
     return rows
 
 
 def print_table(rows: list[PointRow]) -> None:
     print(
         "| server | run | point | sent | completed | failed | resent "
-        "| server logged | lost in client | failure reasons |"
+        "| server logged | never reached the server | failure reasons |"
     )
     print("|---|---:|---|---:|---:|---:|---:|---:|---:|---|")
     for r in rows:
         reasons = "; ".join(f"{n} x {text}" for text, n in r.reasons.items())
-        lost = "" if r.point == "-" else str(r.lost_in_client)
+        lost = "" if r.point == "-" else str(r.unseen)
         print(
             f"| {r.server} | {r.run} | {r.point} | {r.sent} | {r.completed} | "
             f"{r.failed} | {r.resent} | {r.server_logged} | {lost} | {reasons} |"
@@ -278,11 +306,11 @@ def print_table(rows: list[PointRow]) -> None:
     for r in rows:
         if r.point != "-":
             totals.update(sent=r.sent, completed=r.completed, failed=r.failed)
-            totals.update(resent=r.resent, lost=r.lost_in_client)
+            totals.update(resent=r.resent, lost=r.unseen)
     print(
         f"\nall points: {totals['sent']} sent, {totals['completed']} completed, "
         f"{totals['failed']} failed, {totals['resent']} resent, "
-        f"{totals['lost']} lost in the client"
+        f"{totals['lost']} never reached the server"
     )
 
 
@@ -293,7 +321,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=3, help="sweeps per server")
     parser.add_argument("--concurrency", default="1,2,4")
     parser.add_argument("--requests", type=int, default=24, help="per point")
-    parser.add_argument("--input-tokens", type=int, default=32)
+    # Words, not tokens: the byte-level tokenizer splits every word into its
+    # bytes, so prompts sized in its tokens cannot be built (sized_prompts.py).
+    parser.add_argument("--input-tokens", type=int, default=8, help="words")
     parser.add_argument("--output-tokens", type=int, default=64)
     parser.add_argument("--src", help="infermeter source folder to sweep with")
     parser.add_argument("--keep", type=Path, help="keep the logs and sweeps here")
