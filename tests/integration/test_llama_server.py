@@ -179,7 +179,7 @@ def served(
 def test_a_sweep_against_llama_server_loses_no_request(
     bench: ModuleType, served: Any, tmp_path: Path
 ) -> None:
-    args = bench.parse_args(["--llama-server", "-"])
+    args = bench.parse_args(["--llama-server", "-", "--output-tokens", "16"])
     rows = bench.sweep_rows(served, tmp_path / "sweep", args)
     points = [r for r in rows if r.point != "-"]
     assert [r.point for r in points] == ["00_c1", "01_c2", "02_c4"]
@@ -189,3 +189,12 @@ def test_a_sweep_against_llama_server_loses_no_request(
         # The server started every request the client sent (one resent after
         # a pooled connection lost it unread reached the server once).
         assert r.server_logged == r.sent, r
+    # llama-server --metrics: its own llamacpp:* series were scraped per point.
+    doc = json.loads(
+        (
+            tmp_path / "sweep" / "02_c4" / "performance" / "server_metrics.json"
+        ).read_text()
+    )
+    metrics = {series["key"]: series["metric"] for series in doc["series"]}
+    assert metrics["running"] == "llamacpp:requests_processing"
+    assert metrics["waiting"] == "llamacpp:requests_deferred"
