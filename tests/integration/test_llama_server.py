@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
+import re
 import sys
 import threading
 from collections.abc import Iterator
@@ -60,84 +60,65 @@ _STREAM = (
 )
 
 
-class _StreamThenClose(asyncio.Protocol):
-    """One connection: streams an answer as llama-server does, and a request
-    that comes on it after a stream is dropped unread (the close the client
-    did not see in time)."""
-
-    def __init__(self, server: LlamaServerLike) -> None:
-        self.server = server
-        self.buffer = b""
-        self.streamed = False
-        self.transport: asyncio.Transport | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-
-    def data_received(self, data: bytes) -> None:
-        assert self.transport is not None
-        self.buffer += data
-        head, sep, rest = self.buffer.partition(b"\r\n\r\n")
-        if not sep:
-            return
-        if self.streamed:
-            self.server.dropped += 1
-            self.transport.abort()
-            return
-        length = 0
-        for line in head.split(b"\r\n")[1:]:
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = int(value)
-        if len(rest) < length:
-            return
-        self.buffer = rest[length:]
-        self.server.answered += 1
-        self.streamed = True
-        self.transport.write(_STREAM)
-
-
 class LlamaServerLike:
-    """A loopback server whose every streamed answer ends its connection."""
+    """A loopback server that streams each answer as llama-server does, and
+    drops unread a request that comes on a connection that carried a stream
+    (the close the client did not see in time), for a ``with`` block."""
 
     def __init__(self) -> None:
         self.answered = self.dropped = 0
         self._loop = asyncio.new_event_loop()
 
-    def start(self) -> str:
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(128)
-        threading.Thread(target=self._loop.run_forever, daemon=True).start()
-        make = self._loop.create_server(lambda: _StreamThenClose(self), sock=sock)
-        self._server = asyncio.run_coroutine_threadsafe(make, self._loop).result()
-        return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    async def _connection(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        streamed = False
+        while True:
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return
+            if streamed:
+                self.dropped += 1
+                writer.transport.abort()
+                return
+            length = re.search(rb"(?i)\r\ncontent-length:\s*(\d+)", head)
+            await reader.readexactly(int(length.group(1)) if length else 0)
+            self.answered += 1
+            writer.write(_STREAM)
+            await writer.drain()
+            streamed = True
 
-    def stop(self) -> None:
+    def __enter__(self) -> str:
+        start = asyncio.start_server(self._connection, "127.0.0.1", 0)
+        self._server = self._loop.run_until_complete(start)
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        return f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}/v1"
+
+    def __exit__(self, *exc: object) -> None:
         self._loop.call_soon_threadsafe(self._server.close)
         self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
 
 
 def test_a_sweep_against_a_server_closing_each_stream_loses_no_request(
     tmp_path: Path,
 ) -> None:
     server = LlamaServerLike()
-    url = server.start()
-    request = SweepRequest(
-        sut_options={"url": url, "model": "m"},
-        concurrency=[1, 2, 4],
-        base=LoadSpec(requests=24),
-        input_tokens=4,
-        output_tokens=2,
-        out_dir=tmp_path / "sweep",
-        metrics_urls=[],
-        preflight=False,
-    )
-    try:
-        result = execute_sweep(request)
-    finally:
-        server.stop()
+    with server as url:
+        result = execute_sweep(
+            SweepRequest(
+                sut_options={"url": url, "model": "m"},
+                concurrency=[1, 2, 4],
+                base=LoadSpec(requests=24),
+                input_tokens=4,
+                output_tokens=2,
+                out_dir=tmp_path / "sweep",
+                metrics_urls=[],
+                preflight=False,
+            )
+        )
     for row in result.table():
         assert row["failed"] == 0 and not row["failure_reasons"], row
         assert row["completed"] == row["issued"] == 24, row
