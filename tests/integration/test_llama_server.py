@@ -30,8 +30,12 @@ from typing import Any
 
 import pytest
 
+from infermeter.errors import SUTConnectionError
 from infermeter.runs.endpoint_sweep import SweepRequest, execute_sweep
 from infermeter.runs.load import LoadSpec
+from infermeter.runs.preflight import preflight
+from infermeter.suts.openai_request import OpenAIConfig
+from infermeter.suts.prompts import SyntheticPrompts
 
 pytestmark = pytest.mark.integration
 
@@ -179,3 +183,13 @@ def test_a_sweep_against_llama_server_loses_no_request(
     metrics = {series["key"]: series["metric"] for series in doc["series"]}
     assert metrics["running"] == "llamacpp:requests_processing"
     assert metrics["waiting"] == "llamacpp:requests_deferred"
+
+
+def test_a_url_without_v1_fails_the_preflight(served: Any) -> None:
+    # llama-server answers its own API at /completions: every request of a
+    # run would fail, so the preflight stops it first, naming the fix.
+    base = served.url.removesuffix("/v1")
+    with pytest.raises(SUTConnectionError) as caught:
+        prompts = SyntheticPrompts(1, input_tokens=4, output_tokens=4)
+        preflight(OpenAIConfig(url=base, model="tiny"), prompts)
+    assert f"add /v1 to --url, e.g. {base}/v1" in str(caught.value)
