@@ -189,7 +189,7 @@ def test_a_url_without_v1_fails_the_preflight(served: Any) -> None:
     # llama-server answers its own API at /completions: every request of a
     # run would fail, so the preflight stops it first, naming the fix.
     base = served.url.removesuffix("/v1")
+    prompts = SyntheticPrompts(1, input_tokens=4, output_tokens=4)
     with pytest.raises(SUTConnectionError) as caught:
-        prompts = SyntheticPrompts(1, input_tokens=4, output_tokens=4)
         preflight(OpenAIConfig(url=base, model="tiny"), prompts)
     assert f"add /v1 to --url, e.g. {base}/v1" in str(caught.value)
