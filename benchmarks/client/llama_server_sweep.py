@@ -87,6 +87,7 @@ class PointRow:
     resent: int
     reasons: dict[str, int]
     server_logged: int
+    output_tokens: float = 0.0  # per completed request (an answer cut short shows)
 
     @property
     def unseen(self) -> int:
@@ -147,7 +148,9 @@ def serving(kind: str, cmd: list[str], url: str, log: Path) -> Iterator[TimedLog
         reader.join(5)
 
 
-def server_command(kind: str, binary: str, model: Path, port: int) -> list[str]:
+def server_command(
+    kind: str, binary: str, model: Path, port: int, interrupt: bool = False
+) -> list[str]:
     """How each server is started: loopback, a context for four 96-token
     requests at once; llama-server with its Prometheus metrics."""
     if kind == "llama-server":
@@ -155,9 +158,14 @@ def server_command(kind: str, binary: str, model: Path, port: int) -> list[str]:
             binary, "-m", str(model), "--host", "127.0.0.1", "--port", str(port),
             "-c", "2048", "-np", "4", "--alias", MODEL, "--metrics",
         ]  # fmt: skip
+    # llama-cpp-python answers one request at a time; by default a request that
+    # comes meanwhile cuts the running stream short ([DONE], then the connection
+    # breaks: the client fails it, though the server took it). Queued instead:
+    interrupts = [] if interrupt else ["--interrupt_requests", "False"]
     return [
         binary, "-m", "llama_cpp.server", "--model", str(model), "--host",
         "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--model_alias", MODEL,
+        *interrupts,
     ]  # fmt: skip
 
 
@@ -237,6 +245,9 @@ def rows_of(
                 resent=int(sut.get("resent_unanswered", 0)),
                 reasons=dict(point.get("failure_reasons") or {}),
                 server_logged=server,
+                output_tokens=float(
+                    (summary.get("output_sequence_lengths") or {}).get("avg") or 0.0
+                ),
             )
         )
     return rows
@@ -254,11 +265,13 @@ def write_model(work: Path) -> Path:
 
 
 @contextmanager
-def started(kind: str, binary: str, model_dir: Path, work: Path) -> Iterator[Served]:
+def started(
+    kind: str, binary: str, model_dir: Path, work: Path, interrupt: bool = False
+) -> Iterator[Served]:
     """``kind`` serving the tiny model on a free loopback port, for a ``with`` block."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
-    cmd = server_command(kind, binary, model_dir / "tiny.gguf", port)
+    cmd = server_command(kind, binary, model_dir / "tiny.gguf", port, interrupt)
     with serving(kind, cmd, url, work / f"{kind}.log") as log:
         yield Served(kind, url, log, model_dir)
 
@@ -282,7 +295,7 @@ def measure(
     model_dir = write_model(work)
     rows: list[PointRow] = []
     for kind, binary in servers.items():
-        with started(kind, binary, model_dir, work) as served:
+        with started(kind, binary, model_dir, work, args.interrupt) as served:
             for run in range(1, args.runs + 1):
                 out = work / f"{kind}-{run}"
                 rows.extend(sweep_rows(served, out, args, run))
@@ -292,15 +305,18 @@ def measure(
 def print_table(rows: list[PointRow]) -> None:
     print(
         "| server | run | point | sent | completed | failed | resent "
-        "| server logged | never reached the server | failure reasons |"
+        "| server logged | never reached the server | output tokens / request "
+        "| failure reasons |"
     )
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in rows:
         reasons = "; ".join(f"{n} x {text}" for text, n in r.reasons.items())
         lost = "" if r.point == "-" else str(r.unseen)
+        tokens = "" if r.point == "-" else f"{r.output_tokens:.1f}"
         print(
             f"| {r.server} | {r.run} | {r.point} | {r.sent} | {r.completed} | "
-            f"{r.failed} | {r.resent} | {r.server_logged} | {lost} | {reasons} |"
+            f"{r.failed} | {r.resent} | {r.server_logged} | {lost} | {tokens} "
+            f"| {reasons} |"
         )
     totals: Counter[str] = Counter()
     for r in rows:
@@ -326,6 +342,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--input-tokens", type=int, default=8, help="words")
     parser.add_argument("--output-tokens", type=int, default=64)
     parser.add_argument("--src", help="infermeter source folder to sweep with")
+    parser.add_argument(
+        "--interrupt",
+        action="store_true",
+        help="llama-cpp-python as it starts by default: a new request cuts the "
+        "running stream short",
+    )
     parser.add_argument("--keep", type=Path, help="keep the logs and sweeps here")
     args = parser.parse_args(argv)
     if not args.llama_server and not args.llama_python:
