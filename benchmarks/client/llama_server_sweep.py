@@ -173,7 +173,7 @@ def run_sweep(url: str, out: Path, args: argparse.Namespace) -> tuple[TimedLog, 
     """One ``infermeter sweep`` (its stderr timed); the time it ended."""
     cmd = [
         sys.executable, "-m", "infermeter", "sweep", "--url", url, "--model", MODEL,
-        "--concurrency", args.concurrency, "--requests", str(args.requests),
+        "--concurrency", args.concurrency, *_length(args),
         "--input-tokens", str(args.input_tokens), "--output-tokens",
         str(args.output_tokens), "--out", str(out), "--force", "--json",
     ]  # fmt: skip
@@ -194,6 +194,13 @@ def run_sweep(url: str, out: Path, args: argparse.Namespace) -> tuple[TimedLog, 
         tail = " | ".join(line for _, line in timed.lines[-5:])
         raise RuntimeError(f"infermeter sweep exited {code}: {tail}")
     return timed, ended
+
+
+def _length(args: argparse.Namespace) -> list[str]:
+    """Each point's length: its seconds when given, else its requests."""
+    if args.duration:
+        return ["--duration", f"{args.duration:g}"]
+    return ["--requests", str(args.requests)]
 
 
 def point_windows(sweep_log: TimedLog, ended: float) -> list[tuple[float, float]]:
@@ -337,6 +344,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=3, help="sweeps per server")
     parser.add_argument("--concurrency", default="1,2,4")
     parser.add_argument("--requests", type=int, default=24, help="per point")
+    parser.add_argument(
+        "--duration", type=float, default=0.0, help="seconds per point (not --requests)"
+    )
     # Words, not tokens: the byte-level tokenizer splits every word into its
     # bytes, so prompts sized in its tokens cannot be built (sized_prompts.py).
     parser.add_argument("--input-tokens", type=int, default=8, help="words")
