@@ -15,7 +15,8 @@ Server lines before the first point (the preflight's probe) are shown as point
     python benchmarks/client/llama_server_sweep.py --llama-python /tmp/llama-venv/bin/python \\
         --runs 3 --src OTHER_CHECKOUT/src        # a sweep by another infermeter source
 
-About 1-2 min a run on a 2-core VM.
+About 10-30 s a run of 24 requests a point, 35-50 s with ``--duration 10``, on a
+2-core VM. ``--interrupt`` starts llama-cpp-python as it starts by default.
 """
 
 from __future__ import annotations
