@@ -177,6 +177,7 @@ def run_sweep(url: str, out: Path, args: argparse.Namespace) -> tuple[TimedLog, 
         "--concurrency", args.concurrency, *_length(args),
         "--input-tokens", str(args.input_tokens), "--output-tokens",
         str(args.output_tokens), "--out", str(out), "--force", "--json",
+        *(arg for opt in args.sut_opt for arg in ("--sut-opt", opt)),
     ]  # fmt: skip
     env = dict(os.environ)
     if args.src:
@@ -353,6 +354,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--input-tokens", type=int, default=8, help="words")
     parser.add_argument("--output-tokens", type=int, default=64)
     parser.add_argument("--src", help="infermeter source folder to sweep with")
+    parser.add_argument(
+        "--sut-opt",
+        action="append",
+        default=[],
+        help="passed to the sweep, e.g. stream=false",
+    )
     parser.add_argument(
         "--interrupt",
         action="store_true",
