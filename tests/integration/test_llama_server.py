@@ -34,6 +34,7 @@ from infermeter.errors import SUTConnectionError
 from infermeter.runs.endpoint_sweep import SweepRequest, execute_sweep
 from infermeter.runs.load import LoadSpec
 from infermeter.runs.preflight import preflight
+from infermeter.runs.sweep import SweepResult
 from infermeter.suts.openai_request import OpenAIConfig
 from infermeter.suts.prompts import SyntheticPrompts
 
@@ -67,10 +68,12 @@ _STREAM = (
 class LlamaServerLike:
     """A loopback server that streams each answer as llama-server does, and
     drops unread a request that comes on a connection that carried a stream
-    (the close the client did not see in time), for a ``with`` block."""
+    (the close the client did not see in time), for a ``with`` block.
+    ``drop_all``: every request is dropped unread, a new connection's too."""
 
-    def __init__(self) -> None:
+    def __init__(self, drop_all: bool = False) -> None:
         self.answered = self.dropped = 0
+        self.drop_all = drop_all
         self._loop = asyncio.new_event_loop()
 
     async def _connection(
@@ -82,7 +85,7 @@ class LlamaServerLike:
                 head = await reader.readuntil(b"\r\n\r\n")
             except (asyncio.IncompleteReadError, ConnectionError):
                 return
-            if streamed:
+            if streamed or self.drop_all:
                 self.dropped += 1
                 writer.transport.abort()
                 return
@@ -111,18 +114,7 @@ def test_a_sweep_against_a_server_closing_each_stream_loses_no_request(
 ) -> None:
     server = LlamaServerLike()
     with server as url:
-        result = execute_sweep(
-            SweepRequest(
-                sut_options={"url": url, "model": "m"},
-                concurrency=[1, 2, 4],
-                base=LoadSpec(requests=24),
-                input_tokens=4,
-                output_tokens=2,
-                out_dir=tmp_path / "sweep",
-                metrics_urls=[],
-                preflight=False,
-            )
-        )
+        result = _sweep(url, tmp_path / "sweep", [1, 2, 4], 24)
     for row in result.table():
         assert row["failed"] == 0 and not row["failure_reasons"], row
         assert row["completed"] == row["issued"] == 24, row
@@ -130,6 +122,38 @@ def test_a_sweep_against_a_server_closing_each_stream_loses_no_request(
     # answered on a new one: the server answered each request once.
     assert server.dropped > 0
     assert server.answered == 3 * 24
+
+
+def _sweep(url: str, out: Path, levels: list[int], requests: int) -> SweepResult:
+    return execute_sweep(
+        SweepRequest(
+            sut_options={"url": url, "model": "m"},
+            concurrency=levels,
+            base=LoadSpec(requests=requests),
+            input_tokens=4,
+            output_tokens=2,
+            out_dir=out,
+            metrics_urls=[],
+            preflight=False,
+        )
+    )
+
+
+@pytest.mark.xfail(
+    reason="suts/http_exchange.py's failure_reason calls every ServerDisconnectedError "
+    "'connection reset mid-response', also one before any byte of an answer (a "
+    "request the server never read); the HTTP wire's owner words it",
+    strict=True,
+)
+def test_a_request_dropped_unread_is_not_called_reset_mid_response(
+    tmp_path: Path,
+) -> None:
+    server = LlamaServerLike(drop_all=True)
+    with server as url:
+        result = _sweep(url, tmp_path / "sweep", [1], 2)
+    (row,) = result.table()
+    assert row["failed"] == 2 and server.dropped == 2  # nothing answered, none resent
+    assert not any("mid-response" in r for r in row["failure_reasons"]), row
 
 
 def _binary() -> str:
