@@ -1,7 +1,7 @@
 """Token totals against a real llama.cpp server (llama-cpp-python), when it is installed.
 
-Skipped unless ``llama_cpp`` (with its server extra) and ``gguf`` import here,
-or ``INFERMETER_LLAMA_PYTHON`` names a Python that has them (it builds
+Skipped unless ``llama_cpp`` (with its server extra) imports here,
+or ``INFERMETER_LLAMA_PYTHON`` names a Python that has it (it builds
 llama.cpp from source: a throwaway venv outside the repo is the usual place).
 CI does not have it; the llama.cpp-style mock tests pin the same behaviour.
 """
@@ -25,15 +25,15 @@ def _llama_python() -> str:
     python = os.environ.get("INFERMETER_LLAMA_PYTHON")
     if python:
         check = subprocess.run(
-            [python, "-c", "import llama_cpp.server, gguf"], capture_output=True
+            [python, "-c", "import llama_cpp.server"], capture_output=True
         )
         if check.returncode == 0:
             return python
-        pytest.skip(f"{python} lacks llama_cpp[server] or gguf")
-    for name in ("llama_cpp", "gguf", "uvicorn"):
+        pytest.skip(f"{python} lacks llama_cpp[server]")
+    for name in ("llama_cpp", "uvicorn"):
         if importlib.util.find_spec(name) is None:
             pytest.skip(
-                f"{name} is not installed (pip install 'llama-cpp-python[server]' gguf)"
+                f"{name} is not installed (pip install 'llama-cpp-python[server]')"
             )
     return sys.executable
 
