@@ -169,7 +169,14 @@ class Summary:
 
     @property
     def scheduled_samples_per_second(self) -> float:
-        return _rate(self.sample_count - 1, self.final_scheduled_s)
+        """The offered rate: every scheduled sample counts, failed or not (a
+        run where nothing completed was still scheduled at its target rate)."""
+        return _rate(self.scheduled_samples - 1, self.final_scheduled_s)
+
+    @property
+    def scheduled_samples(self) -> int:
+        """Samples of the issued queries: completed, failed or never completed."""
+        return self.sample_count + self.samples_failed + self.samples_missing
 
     @property
     def qps_with_loadgen_overhead(self) -> float:

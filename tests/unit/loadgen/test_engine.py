@@ -355,8 +355,12 @@ def test_a_server_run_where_nothing_completed_has_no_rate_and_misses_its_bounds(
     assert s.sample_count == 0 and s.samples_failed > 0
     # LoadGen's (samples - 1) / time would be negative here.
     assert s.completed_samples_per_second == 0.0
-    assert s.scheduled_samples_per_second == 0.0
     assert s.qps_with_loadgen_overhead == 0.0
+    # The offered rate still counts every scheduled sample, failed or not.
+    assert s.scheduled_samples == s.samples_failed + s.samples_missing > 1
+    expected = (s.scheduled_samples - 1) / s.final_scheduled_s
+    assert s.scheduled_samples_per_second == pytest.approx(expected)
+    assert s.scheduled_samples_per_second > 0
     assert s.perf_constraints_met is False
     assert "No sample completed" in s.perf_recommendation
     text = render_summary(s, sut_name="fake", warnings=0, errors=0)
