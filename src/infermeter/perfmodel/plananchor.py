@@ -18,9 +18,6 @@ from infermeter.perfmodel.published import PublishedRow
 from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload, runs_at
 
 SCENARIOS = ("Offline", "Server", "Interactive")
-# The precision a system is predicted at unless told: the lowest its part runs
-# the model at, as a plan's first choice (planner.PRECISIONS).
-PRECISIONS = ("fp4", "fp8", "fp16")
 
 
 @lru_cache(maxsize=16)
@@ -78,6 +75,9 @@ def system_estimate(
     them): on ``stack`` (default: the one the part usually runs), at ``precision``
     (default: the lowest the part runs the model at), with mature software.
     A name the model does not know is a ConfigError naming it."""
+    # Imported here: the planner imports this module for its anchors.
+    from infermeter.perfmodel.planner import PRECISIONS  # a plan's order: lowest first
+
     acc, wl = get_accelerator(part), get_workload(benchmark)
     arch = get_model(wl.model)
     if scenario not in SCENARIOS:
