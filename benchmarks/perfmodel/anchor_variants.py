@@ -1,14 +1,15 @@
 """The anchored prediction's variants of docs/notes/perfmodel-validation.md ("Anchors and
-software levels"), re-measured: how anchors are weighted by nearness, how much the
-fit counts older rounds, anchors from a sibling scenario or benchmark of the same
-system, and a software trend carried forward, on v5.1 predicted from v4.1 and v6.1
-from v4.1 + v5.1.
+software levels", "A benchmark's first round"), re-measured: how anchors are weighted
+by nearness, how much the fit counts older rounds, anchors from a sibling scenario or
+benchmark of the same system, a software trend carried forward, and how the fit
+carries a benchmark's first-round software, on v5.1 predicted from v4.1 and v6.1 from
+v4.1 + v5.1.
 
 For each variant: the anchored rows' median |error|, all rows' median / p90, and on the
 rows with a naive baseline (the previous round's number for the same system, else part
 and count) the predictor's median against the baseline's and the share where it is
 closer. Published values are MLPerf results; predictions are derived. Needs ../shared;
-about two minutes on the 2-core VM.
+about four minutes on the 2-core VM.
 
     .venv/bin/python benchmarks/perfmodel/anchor_variants.py
 """
@@ -27,6 +28,7 @@ from functools import cache
 import numpy as np
 
 from infermeter.perfmodel import anchor
+from infermeter.perfmodel import fit as fitmod
 from infermeter.perfmodel.anchor import Anchor, Anchors, Estimate
 from infermeter.perfmodel.calibrate import (
     Validation,
@@ -209,6 +211,99 @@ def predict_trend(target: str, rounds: tuple[str, ...], modelled: bool) -> Valid
     return dataclasses.replace(v, predictions=tuple(moved))
 
 
+@dataclasses.dataclass(frozen=True)
+class FirstRound:
+    """How the fit carries a benchmark's first round (``fit.benchmark_age`` 0, from
+    the workload registry's ``introduced``). Shipped: a derate per scenario
+    (``first:Offline``; ``first:Server`` for Server and Interactive) and no age
+    effect. ``age0``: the speed effect ``age:0`` as well (before 2026-12-01: it
+    alone, ``level=False``); ``interactive``: Interactive's own ``first:Interactive``
+    on top of Server's; ``bench``: the benchmark's own effect on its first-round
+    rows too (else learned from later rounds only); ``own_server``: the
+    benchmark's own first-round Server level (``scenbench:Server|X|first``);
+    ``prior``: the first-round derates' prior standard deviation."""
+
+    level: bool = True
+    age0: bool = False
+    interactive: bool = False
+    bench: bool = True
+    own_server: bool = True
+    prior: float = 0.3
+
+    def speed(
+        self,
+        part: str,
+        stack: str,
+        precision: str,
+        benchmark: str,
+        *,
+        round_: str = "",
+        power: str = "",
+        preview: bool = False,
+    ) -> tuple[str, ...]:
+        out = SHIPPED_FEATURES[0](
+            part,
+            stack,
+            precision,
+            benchmark,
+            round_=round_,
+            power=power,
+            preview=preview,
+        )
+        first = fitmod.benchmark_age(benchmark, round_) == 0
+        if first and not self.bench:
+            out = tuple(n for n in out if not n.startswith("bench:"))
+        return (*out, "age:0") if first and self.age0 else out
+
+    def scenario(
+        self, scenario: str, stack: str, benchmark: str, part: str, round_: str = ""
+    ) -> tuple[str, ...]:
+        out = SHIPPED_FEATURES[1](scenario, stack, benchmark, part, round_)
+        drop = () if self.level else ("first:Offline", "first:Server")
+        kept = [
+            n
+            for n in out
+            if n not in drop and (self.own_server or not n.endswith("|first"))
+        ]
+        first = fitmod.benchmark_age(benchmark, round_) == 0
+        if first and self.level and self.interactive and scenario == "Interactive":
+            kept.append("first:Interactive")
+        return tuple(kept)
+
+
+SHIPPED_FEATURES = (fitmod.speed_features, fitmod.scenario_features)
+
+
+@contextmanager
+def first_round(how: FirstRound) -> Iterator[None]:
+    """The fit (and every prediction's features) with ``how``'s first round."""
+    shipped_prior = fitmod.PRIOR_SD["first"]
+    fitmod.speed_features = how.speed
+    fitmod.scenario_features = how.scenario
+    fitmod.PRIOR_SD["first"] = how.prior
+    _fitted.cache_clear()
+    try:
+        yield
+    finally:
+        fitmod.speed_features, fitmod.scenario_features = SHIPPED_FEATURES
+        fitmod.PRIOR_SD["first"] = shipped_prior
+        _fitted.cache_clear()
+
+
+FIRST_ROUND = {
+    "first round: a derate per scenario (shipped)": FirstRound(),
+    "first round: the age:0 speed effect alone (before)": FirstRound(
+        level=False, age0=True
+    ),
+    "first round: both age:0 and the derates": FirstRound(age0=True),
+    "first round: + Interactive's own derate": FirstRound(interactive=True),
+    "first round: derate prior sd 0.15": FirstRound(prior=0.15),
+    "first round: derate prior sd 0.5": FirstRound(prior=0.5),
+    "first round: benchmark effect from later rounds": FirstRound(bench=False),
+    "first round: no benchmark's own first Server level": FirstRound(own_server=False),
+}
+
+
 def main() -> None:
     for target, rounds in SPLITS:
         print(f"## {target} from {' + '.join(rounds)}")
@@ -242,6 +337,9 @@ def main() -> None:
             where = "anchors and modelled rows" if modelled else "anchors"
             label = f"trend x{trend:.2f}/year ({pairs} pairs) on {where}"
             print(line(label, predict_trend(target, rounds, modelled)))
+        for label, shape in FIRST_ROUND.items():
+            with first_round(shape):
+                print(line(label, predict(target, rounds, 0.5)))
 
 
 if __name__ == "__main__":
