@@ -24,6 +24,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -230,26 +231,10 @@ class FirstRound:
     own_server: bool = True
     prior: float = 0.3
 
-    def speed(
-        self,
-        part: str,
-        stack: str,
-        precision: str,
-        benchmark: str,
-        *,
-        round_: str = "",
-        power: str = "",
-        preview: bool = False,
-    ) -> tuple[str, ...]:
-        out = SHIPPED_FEATURES[0](
-            part,
-            stack,
-            precision,
-            benchmark,
-            round_=round_,
-            power=power,
-            preview=preview,
-        )
+    def speed(self, *args: str, round_: str = "", **kw: Any) -> tuple[str, ...]:
+        """``fit.speed_features`` (part, stack, precision, benchmark, ...) reshaped."""
+        out = SHIPPED_FEATURES[0](*args, round_=round_, **kw)
+        benchmark = args[3]
         first = fitmod.benchmark_age(benchmark, round_) == 0
         if first and not self.bench:
             out = tuple(n for n in out if not n.startswith("bench:"))
