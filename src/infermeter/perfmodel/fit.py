@@ -62,7 +62,7 @@ STACK_FAMILY = {"llmboost": "vllm", "vllm": "vllm", "sglang": "vllm"}
 BASE = Efficiency()
 # A row a year (two rounds) older than the newest round read counts this much in
 # the fit: software moves, and a plan is for today's. The validations hardly
-# choose it (v6.1 from v4.1 + v5.1: 17.2 %, 17.1 %, 17.5 % median at 1, 0.5,
+# choose it (v6.1 from v4.1 + v5.1: 15.6 %, 16.1 %, 16.1 % median at 1, 0.5,
 # 0.25; benchmarks/perfmodel/anchor_variants.py).
 RECENCY = 0.5
 # Published systems this size or smaller are read as aggregated serving: no closed
