@@ -149,8 +149,8 @@ def speed_features(
     # round and a later one (Mixtral v4.1 -> v5.1) and divided out of a
     # first-round anchor predicting a later round; it beat the ``age:0`` speed
     # effect it replaced on both splits (v5.1 from v4.1: 11.0 % / 28.8 % against
-    # 11.7 % / 29.0 %; v6.1 from v4.1 + v5.1: 16.1 % / 38.4 % against 17.1 % /
-    # 41.0 %; benchmarks/perfmodel/anchor_variants.py).
+    # 11.7 % / 29.0 %; v6.1 from v4.1 + v5.1: 16.1 % / 38.2 % against 17.1 % /
+    # 40.3 %; benchmarks/perfmodel/anchor_variants.py).
     age = benchmark_age(benchmark, round_)
     if age:
         out.append(f"age:{age}")
