@@ -16,9 +16,15 @@ from infermeter.results.service import compare_run
 
 
 def _extras(run: RunFolder, **options: Any) -> dict[str, Any]:
+    from infermeter.report.prediction import prediction_for
+
     result = compare_run(run.path, **options)
     cost = result.cost.as_dict() if result.cost else None
-    return {"comparison": result.comparison.as_dict(), "cost": cost}
+    comparison = result.comparison.as_dict()
+    # The performance model's figure for the run's system, with its kind and
+    # anchors (derived; None where the model has nothing to say).
+    prediction = prediction_for(comparison["run"])
+    return {"comparison": comparison, "cost": cost, "prediction": prediction}
 
 
 @app.command("report")

@@ -12,9 +12,11 @@ in log space, weighted by nearness and by how recent the anchor's round is. A
 target without an anchor is the calibrated model's ("modelled").
 
 Anchors are never read from the target's own round or a later one: a prediction
-for a round says what the rounds before it knew. On the published rounds this
-halves the calibrated model's error where a same-benchmark row exists (v5.1 from
-v4.1: 6.0 % against 11.6 % on those rows; docs/perfmodel.md, "Validation").
+for a round says what the rounds before it knew. On the published rounds it beats
+the naive baseline (the previous round's number) where one exists (v5.1 from
+v4.1: 5.0 % against 10.3 %; v6.1 from v4.1 + v5.1: 26.4 % against 37.3 %), and
+reads near the calibrated model alone on the anchored rows (5.9 % against 6.4 %
+on v5.1, 19.6 % against 19.0 % on v6.1; docs/perfmodel.md, "Validation").
 """
 
 from __future__ import annotations
@@ -38,8 +40,8 @@ NEARNESS = (
     "another part",
 )
 # Each step of nearness counts half the one before; chosen on v5.1 from v4.1
-# (anchored rows 6.0 % with 0.5; 9.0 % with the nearest step alone, 8.6 % with
-# 0.3, 7.6 % with 1 a step; benchmarks/perfmodel/anchor_variants.py): averaging
+# (anchored rows 5.9 % with 0.5; 8.9 % with the nearest step alone, 8.2 % with
+# 0.3, 7.2 % with 1 a step; benchmarks/perfmodel/anchor_variants.py): averaging
 # over many systems, each through the model's ratio, is steadier than one row.
 STEP_WEIGHT = 0.5
 # An anchor a year (two rounds) older than the newest counts half: software moves.

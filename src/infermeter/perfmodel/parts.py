@@ -17,8 +17,9 @@ from infermeter.perfmodel.specs import Accelerator, accelerators, match_accelera
 
 _CAP = re.compile(r"power\s*cap\s*(\d{3,4})\s*w", re.I)
 _WATTS = re.compile(r"(?<![a-z0-9])(\d{3,4})\s*w\b", re.I)
-_COUNT = re.compile(r"\(x\s*(\d+)\)", re.I)
-_PIECES = re.compile(r",|\band\b|&", re.I)
+# A part's count in a mixed string: "(x32)", or "(x2x8)" (two nodes of eight).
+_COUNT = re.compile(r"\(x\s*(\d+)(?:\s*x\s*(\d+))?\)", re.I)
+_PIECES = re.compile(r",|\band\b|&|\+", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,21 +85,42 @@ def resolve_parts(raw: str, count: int = 0, system: str = "") -> PartMatch | Non
     ``count`` is the system's accelerator total; a mixed string carries its own
     counts ("(x32)"); ``system`` (the system name) tells MaxQ power-capped runs.
     """
-    # A mixed string lists each part with its count, by commas or by "and"
-    # ("MI300X (x8) and MI325X (x8) and MI355X (x8)").
-    pieces = (
-        [p for p in _PIECES.split(raw) if p.strip()] if _COUNT.search(raw) else [raw]
-    )
-    parts: list[tuple[Accelerator, int]] = []
-    for piece in pieces:
-        acc = match_accelerator(piece)
-        if acc is None:
-            return None
-        n = _COUNT.search(piece)
-        parts.append((acc, int(n.group(1)) if n else count))
-    if not parts:
+    pieces = _pieces(raw)
+    found = [(match_accelerator(p), _piece_count(p)) for p in pieces]
+    parts = [(acc, n) for acc, n in found if acc is not None]
+    if not parts or len(parts) < len(pieces):
         return None
-    return PartMatch(raw, tuple(parts), _variant(raw, parts[0][0], system))
+    # Parts named without counts ("NVIDIA H200-SXM-141GB + AMD Instinct MI350X",
+    # 16 in all, the system "H200 x8 + MI350X x8") share what the counted ones
+    # leave, evenly; a total that does not divide evenly is not guessed. One part
+    # without a count is the whole system; without a total (a name looked up, not
+    # a published row) the uncounted parts count 0.
+    uncounted = sum(n is None for _, n in parts)
+    rest = count - sum(n or 0 for _, n in parts)
+    if count and uncounted > 1 and (rest <= 0 or rest % uncounted):
+        return None
+    share = count if len(parts) == 1 else max(rest, 0) // max(uncounted, 1)
+    whole = tuple((acc, share if n is None else n) for acc, n in parts)
+    return PartMatch(raw, whole, _variant(raw, parts[0][0], system))
+
+
+def _pieces(raw: str) -> list[str]:
+    """The parts of a mixed string, listed with their counts by commas or "and"
+    ("MI300X (x8) and MI325X (x8) and MI355X (x8)"), or joined by "+" without
+    counts; ``[raw]`` for one part (where "+" is not between two known parts)."""
+    if _COUNT.search(raw):
+        return [p for p in _PIECES.split(raw) if p.strip()]
+    joined = [p for p in raw.split("+") if p.strip()]
+    if len(joined) > 1 and all(match_accelerator(p) for p in joined):
+        return joined
+    return [raw]
+
+
+def _piece_count(piece: str) -> int | None:
+    n = _COUNT.search(piece)
+    if not n:
+        return None
+    return int(n.group(1)) * int(n.group(2) or 1)
 
 
 def known_parts() -> list[str]:

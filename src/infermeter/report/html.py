@@ -243,6 +243,7 @@ def _run_context(run: RunLike, index: int, extras: Mapping[str, Any]) -> dict[st
         "failures": _failures(run),
         "responses": _responses(run.path),
         "comparison": extras.get("comparison"),
+        "prediction": extras.get("prediction"),
         "cost": extras.get("cost"),
     }
 
@@ -258,7 +259,9 @@ def build_report(
     """Render the report of ``runs`` (and Pareto curves of ``sweeps``) as HTML.
 
     ``extras[run_id]`` may carry a ``comparison`` and a ``cost`` dict (as from
-    ``infermeter compare --json``); they are shown as given, escaped.
+    ``infermeter compare --json``) and a ``prediction`` (``report.prediction``:
+    the performance model's figure, its kind and anchors); they are shown as
+    given, escaped.
     ``curves``: MLPerf Endpoints curves as plain data (``curves``, ``bands``,
     ``table``: runs/endpoints_curve.py's ``report_view``), drawn as one chart.
     """

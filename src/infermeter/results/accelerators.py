@@ -69,7 +69,7 @@ def normalise(raw: str, system: str = "") -> Accelerator:
     if match is None:
         return _fallback(text)
     if match.mixed:
-        body = " + ".join(f"{n}x {acc.key}" for acc, n in match.parts)
+        body = " + ".join(f"{n}x {acc.key}" if n else acc.key for acc, n in match.parts)
         return Accelerator(raw, match.key, f"{body}, mixed parts")
     return Accelerator(raw, match.key, match.variant)
 

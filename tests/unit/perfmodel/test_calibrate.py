@@ -126,6 +126,40 @@ def test_parts_variants_mixed_systems_and_cpus(tmp_path: Path) -> None:
     assert skip.result_id == "e" and "no spec for accelerator" in skip.reason
 
 
+def test_mixed_parts_joined_by_plus_or_counted_per_node_keep_every_part(
+    tmp_path: Path,
+) -> None:
+    # v6.1: Cisco's "H200 x8 + MI350X x8" system read as 16 H200 (its rows 42-44 %
+    # low), MangoBoost's "(x2x8) and ... (x2x8)" as 32 MI300X.
+    rows = [
+        published_row(
+            ID="plus",
+            Accelerator="NVIDIA H200-SXM-141GB + AMD Instinct MI350X 288GB HBM3e",
+            **{"a#": 8},
+        ),
+        published_row(
+            ID="nodes",
+            Accelerator="AMD Instinct MI300X 192GB HBM3 (x2x8) and AMD Instinct "
+            "MI355X 288GB HBM3e (x2x8)",
+            Nodes=4,
+        ),
+        # 3 + 3 cannot share 7 evenly: not guessed.
+        published_row(
+            ID="odd",
+            Accelerator="NVIDIA H200-SXM-141GB + AMD Instinct MI350X 288GB HBM3e",
+            Nodes=1,
+            **{"a#": 7},
+        ),
+    ]
+    got = read_rows(_write(tmp_path, rows))
+    by = {r.result_id: r for r in got.rows}
+    assert by["plus"].parts == (("h200-sxm", 8), ("mi350x", 8))
+    assert by["plus"].count == 16 and by["plus"].accelerator == "h200-sxm+mi350x"
+    assert by["nodes"].parts == (("mi300x", 16), ("mi355x", 16))
+    assert by["nodes"].count == 32
+    assert [s.result_id for s in got.skipped] == ["odd"]
+
+
 def test_an_fp4_checkpoint_row_on_a_part_without_fp4_keeps_its_fp4_weights(
     tmp_path: Path,
 ) -> None:
@@ -506,7 +540,7 @@ def test_a_benchmark_s_first_round_server_level_stays_with_that_round() -> None:
     coef = load_coefficients()
     assert coef.values["scenbench:Server|deepseek-r1|first"] < -0.3
     # The shipped fit reads v6.1, DeepSeek-R1's third round: its later level is
-    # learned there, and far shallower (-0.08 against -0.78 in the first round).
+    # learned there, and far shallower (-0.14 against -0.68 in the first round).
     later_level = coef.values["scenbench:Server|deepseek-r1"]
     assert later_level > coef.values["scenbench:Server|deepseek-r1|first"] + 0.4
     assert "scenbench:Server|deepseek-r1" not in load_coefficients("v4.1+v5.1").values

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from infermeter.cli.main import app
 from infermeter.errors import StoreError
+from infermeter.perfmodel.published import round_file
 from infermeter.report.html import build_report, script_json
 from infermeter.report.sweep import is_sweep, sweep_points
 from infermeter.results.runfolder import load_run
@@ -174,6 +175,13 @@ def test_cli_report_with_comparison_and_cost(tmp_path):
     assert "result ID v4.1-0043" in html and "per_million_tokens" in html
     assert "result ID v4.1-0046" not in html
     assert "not verified by MLCommons" in html
+    # The performance model's figure for the run's system names its kind (and,
+    # where the shared rounds are on this machine, its anchors by result ID).
+    assert "performance model (anchored, derived)" in html or (
+        "performance model (modelled, derived)" in html
+    )
+    if round_file("v6.1").exists():
+        assert "anchored on" in html and "(same system, v" in html
 
 
 def test_the_headline_puts_the_figure_and_p99s_beside_their_bounds_first(tmp_path):
@@ -221,3 +229,87 @@ def test_no_chart_for_a_series_that_never_moved_and_no_python_reprs(tmp_path):
     assert "<th>gpu</th><td>-</td>" in env and "numpy " in env
     charts = [c["figure"]["layout"]["title"]["text"] for c in _charts(html)]
     assert "Output length" in charts
+
+
+PREDICTION = {
+    "kind": "anchored",
+    "predicted_tokens_s": 25_000.0,
+    "modelled_tokens_s": 24_000.0,
+    "pct_of_predicted": 40.0,
+    "fit": "v4.1",
+    "stack": "trt-llm",
+    "precision": "fp8",
+    "anchor_count": 7,
+    "anchors": [
+        {"result_id": "v4.1-0043", "round": "v4.1", "nearness": "same system"},
+        {"result_id": "v4.1-0046", "round": "v4.1", "nearness": "same part family"},
+    ],
+}
+
+
+def _with_comparison(tmp_path, prediction):
+    run = load_run(write_run(tmp_path / "r", scenario="Offline"))
+    comparison = {
+        "run": {
+            "label": "unverified",
+            "run_id": run.run_id,
+            "benchmark": "llama2-70b",
+            "accelerator": "h100-sxm",
+            "accelerators": 8,
+            "value": 10_000.0,
+            "unit": "tokens/s",
+            "per_accelerator": 1_250.0,
+        },
+        "rows": [],
+        "footnotes": [],
+        "notes": [],
+    }
+    extras = {run.run_id: {"comparison": comparison, "prediction": prediction}}
+    return build_report([run], extras=extras)
+
+
+def test_the_report_names_a_predictions_kind_and_anchors(tmp_path):
+    html = _with_comparison(tmp_path, PREDICTION)
+    assert "performance model (anchored, derived)" in html
+    assert "anchored on 7 published row(s)" in html
+    assert "result ID v4.1-0043 (same system, v4.1)" in html
+    assert "result ID v4.1-0046 (same part family, v4.1)" in html
+    assert "not a measurement or an MLPerf result" in html
+
+
+def test_the_report_says_when_a_prediction_is_modelled(tmp_path):
+    modelled = {**PREDICTION, "kind": "modelled", "anchor_count": 0, "anchors": []}
+    html = _with_comparison(tmp_path, modelled)
+    assert "performance model (modelled, derived)" in html
+    assert "modelled: no published row of this benchmark and scenario" in html
+    assert "result ID v4.1-0043" not in html
+
+
+def test_no_prediction_where_the_model_has_nothing_to_say(tmp_path):
+    from infermeter.report.prediction import prediction_for
+
+    run = {"benchmark": "llama2-70b", "scenario": "Offline", "value": 1.0}
+    assert (
+        prediction_for(
+            {**run, "unit": "samples/s", "accelerator": "h100-sxm", "accelerators": 8}
+        )
+        is None
+    )
+    assert (
+        prediction_for(
+            {**run, "unit": "tokens/s", "accelerator": None, "accelerators": None}
+        )
+        is None
+    )
+    assert (
+        prediction_for(
+            {
+                **run,
+                "unit": "tokens/s",
+                "accelerator": "no-such-part",
+                "accelerators": 8,
+            }
+        )
+        is None
+    )
+    assert "performance model (" not in _with_comparison(tmp_path, None)
