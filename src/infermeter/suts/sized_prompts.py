@@ -62,15 +62,39 @@ class TokenSizedPrompts:
     def _sized(self, i: int, n: int) -> str:
         start = i % len(self._pool)
         pool = self._pool[start:] + self._pool[:start]
-        k = n
+        # The most whole words that stay within n tokens (a byte-level
+        # tokenizer splits every word, so k words are not k tokens), then
+        # single characters to fill the last few tokens exactly.
+        lo, hi = 0, min(n, len(pool))
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.tokenizer.count(" ".join(pool[:mid])) <= n:
+                lo = mid
+            else:
+                hi = mid - 1
+        text = " ".join(pool[:lo])
+        have = self.tokenizer.count(text) if text else 0
         for _ in range(MAX_ADJUST):
-            text = " ".join(pool[:k])
-            have = self.tokenizer.count(text)
             if have == n:
                 return text
-            k += n - have if have < n else -max(1, (have - n) // 2)
-            k = max(1, min(k, len(pool)))
+            text, have = self._pad(text, have, n)
         raise ConfigError(
             f"Cannot build a prompt of exactly {n} tokens with {self.tokenizer.name}; "
             "pass a dataset or --trace instead"
         )
+
+    def _pad(self, text: str, have: int, n: int) -> tuple[str, int]:
+        """``text`` grown by the first piece that adds tokens without passing ``n``."""
+        for piece in _PADS:
+            longer = text + piece if text else piece.lstrip()
+            count = self.tokenizer.count(longer)
+            if have < count <= n:
+                return longer, count
+        raise ConfigError(
+            f"Cannot build a prompt of exactly {n} tokens with {self.tokenizer.name}; "
+            "pass a dataset or --trace instead"
+        )
+
+
+# Pieces that add one token under most tokenizers: a short word, a letter, a mark.
+_PADS = (" a", " the", "a", " I", ".", ",", "!")
