@@ -34,6 +34,13 @@ from infermeter.suts.http_wire import (
     open_session,
     pooled_since,
 )
+from infermeter.suts.lean_wire import (
+    BadAnswer,
+    ConnectFailed,
+    ConnectTimedOut,
+    LeanPool,
+    WireReset,
+)
 from infermeter.suts.media_exchange import media_exchange, response_bytes
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig, build_body
 from infermeter.suts.prompts import PromptSource
@@ -76,6 +83,13 @@ class Exchange:
         self._media = media_exchange(
             config, self.headers, reached=lambda: reachability.reached()
         )
+        # The lean wire (``lean_wire``) for plain http:// text; else aiohttp's.
+        self.lean = (
+            config.wire == "lean"
+            and self._media is None
+            and all(url.startswith("http://") for url in config.urls)
+        )
+        self._pool: LeanPool | None = None
         self._session: aiohttp.ClientSession | None = None
         self._fresh: aiohttp.ClientSession | None = None  # for resends, opened on need
         self.resent = 0
@@ -84,9 +98,18 @@ class Exchange:
         self.completed = 0
 
     async def open(self) -> None:
-        self._session = open_session(self.config)
+        if self.lean:
+            self._pool = LeanPool(
+                self.config.max_connections,
+                self.config.timeouts.connect_s,
+                on_answer=self.reachability.reached,
+            )
+        else:
+            self._session = open_session(self.config)
 
     async def close(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()
         if self._session is not None:
             await self._session.close()
         if self._fresh is not None:
@@ -114,10 +137,13 @@ class Exchange:
         total = start + t.total_s if t.total_s else None
         first = start + t.first_token_s if t.first_token_s else None
         session = self._session
-        assert session is not None
         try:
             async with asyncio.timeout_at(_earliest(first, total)) as scope:
-                while True:  # once; twice when a pooled connection lost it unread
+                if session is None:
+                    outcome = await self._post_lean(
+                        url, body, headers, sink, ids, state, scope, total
+                    )
+                while session is not None:  # once; twice if a pooled connection lost it
                     try:
                         outcome = await self._post(
                             session, url, body, headers, sink, ids, state, scope, total
@@ -125,7 +151,7 @@ class Exchange:
                         break
                     except _Unanswered as unanswered:
                         session = self._resend_on(unanswered, start, session)
-        except aiohttp.ConnectionTimeoutError:  # a TimeoutError too: tell it apart
+        except (aiohttp.ConnectionTimeoutError, ConnectTimedOut):  # TimeoutError too
             raise SUTTimeoutError(
                 f"timeout: no connection within {t.connect_s:g} s"
             ) from None
@@ -155,6 +181,41 @@ class Exchange:
             self._fresh = open_fresh_session(self.config)
         self.resent += 1
         return self._fresh
+
+    async def _post_lean(
+        self,
+        url: str,
+        body: bytes,
+        headers: dict[str, str] | None,
+        sink: FirstToken,
+        ids: Any,
+        state: StreamState,
+        scope: asyncio.Timeout,
+        total: float | None,
+    ) -> StreamOutcome:
+        """``_post`` on the lean wire: the answer's body goes from the socket's
+        callback straight into ``state`` (a whole body when not streamed)."""
+        pool = self._pool
+        assert pool is not None
+        feed = None
+        if self.config.stream:
+
+            def feed(chunk: bytes) -> None:
+                if state.feed(chunk):
+                    sink.first_token(ids)
+                    scope.reschedule(total)
+
+        sent = self.headers if headers is None else headers
+        try:
+            status, answer = await pool.post(url, sent, body, feed)
+        except WireReset as exc:
+            if not exc.unanswered:  # see _resend_on: the same rule, known exactly
+                raise
+            self.resent += 1
+            status, answer = await pool.post(url, sent, body, feed, fresh=True)
+        if status != 200:
+            raise HttpStatusError(status, answer)
+        return state.finish() if feed is not None else parse_body(answer)
 
     async def _post(
         self,
@@ -302,6 +363,12 @@ def failure_reason(exc: BaseException) -> str:
         text = str(exc)
     elif isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError):
         text = f"connection reset mid-response: {type(exc).__name__}"
+    elif isinstance(exc, WireReset):  # the lean wire's, worded as aiohttp's
+        text = f"connection reset mid-response: {exc.kind}"
+    elif isinstance(exc, ConnectFailed):
+        text = f"cannot connect: {exc.strerror or exc}"
+    elif isinstance(exc, BadAnswer):
+        text = f"connection error: {type(exc).__name__}: {exc}"
     elif isinstance(exc, aiohttp.ClientConnectorError):
         text = f"cannot connect: {exc.os_error.strerror or exc.os_error}"
     elif isinstance(exc, aiohttp.ClientError | OSError):

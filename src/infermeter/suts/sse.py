@@ -1,16 +1,29 @@
 """Pure parser of OpenAI-style streams: bytes -> SSE messages -> chunks -> outcome.
 
 No I/O and no HTTP library: the HTTP SUT feeds it whatever the socket gave,
-split anywhere, and asks at the end what the stream said.
+split anywhere, and asks at the end what the stream said. A chunk's JSON is
+read by ``sse_chunk`` (``parse_chunk``, ``ChunkEvent``).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from infermeter.errors import SUTProtocolError
+from infermeter.suts.sse_chunk import ChunkEvent, clip_payload, parse_chunk
+
+__all__ = [
+    "DONE",
+    "ChunkEvent",
+    "FirstToken",
+    "SSEDecoder",
+    "SSEMessage",
+    "StreamOutcome",
+    "StreamState",
+    "parse_body",
+    "parse_chunk",
+]
 
 DONE = b"[DONE]"
 
@@ -55,9 +68,22 @@ class SSEDecoder:
             self._skip_lf = chunk.endswith(b"\r")
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         buf = self._buf + chunk if self._buf else chunk
+        out: list[SSEMessage] = []
+        if buf.endswith(b"\n\n") and not (self._data or self._event):
+            # Whole events, the usual case: a one-line "data: " event is
+            # dispatched as it is, without the line-by-line rules (which give
+            # the same message); any other block goes through them.
+            self._buf = b""
+            for block in buf[:-2].split(b"\n\n"):
+                if block[:6] == b"data: " and b"\n" not in block:
+                    out.append(SSEMessage("", block[6:]))
+                    continue
+                for line in block.split(b"\n"):
+                    self._line(line, out)
+                self._line(b"", out)
+            return out
         lines = buf.split(b"\n")
         self._buf = lines.pop()
-        out: list[SSEMessage] = []
         for line in lines:
             self._line(line, out)
         return out
@@ -87,124 +113,6 @@ class SSEDecoder:
             self._data.append(value)
         elif field == b"event":
             self._event = value.decode("utf-8", "replace")
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkEvent:
-    """What one JSON chunk (or a whole non-streamed body) carried."""
-
-    text: str = ""
-    reasoning: str = ""
-    tool: str = ""
-    finish_reason: str | None = None
-    completion_tokens: int | None = None
-    error: str | None = None
-    # Choices that carried a token, even one with empty text (a token that
-    # ends inside a multi-byte UTF-8 character); role-only and finish-only
-    # chunks carry none.
-    token_events: int = 0
-
-    @property
-    def has_fragment(self) -> bool:
-        """True when the chunk carries output: content, reasoning or a tool call."""
-        return bool(self.text or self.reasoning or self.tool)
-
-
-def parse_chunk(payload: bytes | str) -> ChunkEvent:
-    """Interpret one completions / chat-completions chunk or response body.
-
-    Raises ``SUTProtocolError`` when the payload is not a JSON object.
-    """
-    try:
-        obj = json.loads(payload)
-    except ValueError as exc:
-        raise SUTProtocolError(f"malformed stream chunk {_clip(payload)!r}") from exc
-    if not isinstance(obj, dict):
-        raise SUTProtocolError(f"stream chunk is not a JSON object: {_clip(payload)!r}")
-    return _event_of(obj)
-
-
-def _event_of(obj: dict[str, Any]) -> ChunkEvent:
-    error = _error_of(obj)
-    if error is not None:
-        return ChunkEvent(error=error)
-    text: list[str] = []
-    reasoning: list[str] = []
-    tool: list[str] = []
-    finish: str | None = None
-    events = 0
-    for choice in obj.get("choices") or ():
-        if not isinstance(choice, dict):
-            continue
-        done = choice.get("finish_reason")
-        part = choice.get("delta") or choice.get("message")
-        if isinstance(part, dict):
-            carried = _collect(part, text, reasoning, tool)
-            role_only = "role" in part
-        else:
-            value = choice.get("text")
-            carried = 0
-            if isinstance(value, str):
-                text.append(value)
-                carried = 2 if value else 1
-            role_only = False
-        # Empty output counts as a token unless the chunk only names the role
-        # or only carries the finish reason.
-        if carried == 2 or (carried == 1 and not (done or role_only)):
-            events += 1
-        finish = done or finish
-    usage = obj.get("usage")
-    tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
-    return ChunkEvent(
-        text="".join(text),
-        reasoning="".join(reasoning),
-        tool="".join(tool),
-        finish_reason=finish,
-        completion_tokens=tokens if isinstance(tokens, int) else None,
-        token_events=events,
-    )
-
-
-def _collect(
-    part: dict[str, Any], text: list[str], reasoning: list[str], tool: list[str]
-) -> int:
-    """Append the part's output: 0 = no output field, 1 = only empty ones, 2 = output."""
-    carried = 0
-    content = part.get("content")
-    if isinstance(content, str):
-        text.append(content)
-        carried = max(carried, 2 if content else 1)
-    # vLLM and DeepSeek call it reasoning_content; newer servers reasoning.
-    for key in ("reasoning_content", "reasoning"):
-        value = part.get(key)
-        if isinstance(value, str):
-            reasoning.append(value)
-            carried = max(carried, 2 if value else 1)
-    for call in part.get("tool_calls") or ():
-        function = call.get("function") if isinstance(call, dict) else None
-        if isinstance(function, dict):
-            carried = 2
-            for key in ("name", "arguments"):
-                value = function.get(key)
-                if isinstance(value, str):
-                    tool.append(value)
-    return carried
-
-
-def _error_of(obj: dict[str, Any]) -> str | None:
-    error = obj.get("error")
-    if isinstance(error, dict):
-        return str(error.get("message") or error.get("type") or "error")
-    if isinstance(error, str):
-        return error
-    if obj.get("object") == "error":
-        return str(obj.get("message") or "error")
-    return None
-
-
-def _clip(payload: bytes | str, limit: int = 60) -> str:
-    text = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else payload
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,7 +184,7 @@ class StreamState:
             raise SUTProtocolError("data after [DONE]")
         event = parse_chunk(message.data)
         if event.error is not None or message.event == "error":
-            reason = event.error or _clip(message.data)
+            reason = event.error or clip_payload(message.data)
             raise SUTProtocolError(f"server error in stream: {reason}")
         if event.completion_tokens is not None:
             self._usage = event.completion_tokens
