@@ -120,6 +120,10 @@ class _Conn(asyncio.Protocol):
         self._fail(WireReset(kind, unanswered=self._got == 0 and self.uses > 1))
 
     # -- httptools callbacks ----------------------------------------------
+    def on_message_begin(self) -> None:
+        if self._waiter is None:  # an answer after the answer, in the same bytes
+            self._error = BadAnswer("an answer nobody asked for")
+            raise self._error
     def on_header(self, name: bytes, value: bytes) -> None:
         lower = name.lower()
         if lower == b"content-length" or lower == b"transfer-encoding":
