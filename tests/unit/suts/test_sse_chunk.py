@@ -216,7 +216,9 @@ def test_the_generated_plain_chunks_mostly_take_the_fast_path() -> None:
 def _reference(stream: bytes) -> list[SSEMessage]:
     """WHATWG's rules over the whole stream at once, line by line."""
     text = stream.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    out, data, event = [], [], ""
+    out: list[SSEMessage] = []
+    data: list[bytes] = []
+    event = ""
     for line in [*text.split(b"\n")[:-1], b""] if text else [b""]:
         if not line:
             if data:
