@@ -8,7 +8,7 @@ read by ``sse_chunk`` (``parse_chunk``, ``ChunkEvent``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from infermeter.errors import SUTProtocolError
 from infermeter.suts.sse_chunk import ChunkEvent, clip_payload, parse_chunk
@@ -35,9 +35,9 @@ class FirstToken(Protocol):
     def first_token(self, ids: Any, /) -> object: ...
 
 
-@dataclass(frozen=True, slots=True)
-class SSEMessage:
-    """One dispatched server-sent event: its type and its (joined) data lines."""
+class SSEMessage(NamedTuple):
+    """One dispatched server-sent event: its type and its (joined) data lines
+    (a named tuple: one per chunk, made cheaply)."""
 
     event: str
     data: bytes
