@@ -124,6 +124,7 @@ class _Conn(asyncio.Protocol):
         if self._waiter is None:  # an answer after the answer, in the same bytes
             self._error = BadAnswer("an answer nobody asked for")
             raise self._error
+
     def on_header(self, name: bytes, value: bytes) -> None:
         lower = name.lower()
         if lower == b"content-length" or lower == b"transfer-encoding":
