@@ -51,6 +51,7 @@ from infermeter.suts.token_count import (
     TokenTally,
     count_tokens,
     load_tokenizer,
+    recount_later,
 )
 
 
@@ -94,6 +95,8 @@ class Exchange:
         self._fresh: aiohttp.ClientSession | None = None  # for resends, opened on need
         self.resent = 0
         self.tally = self._new_tally()
+        # Tokenizer checks of the server's usage, done after the load (counts()).
+        self.recounts: list[tuple[int, str]] = []
         self.failures: Counter[str] = Counter()
         self.completed = 0
 
@@ -258,7 +261,7 @@ class Exchange:
     def count(self, outcome: StreamOutcome) -> tuple[int, str]:
         """A completed answer's output tokens and their source (``token_count``)."""
         self.completed += 1
-        return count_tokens(outcome, self.tokenizer, self.tally)
+        return count_tokens(outcome, self.tokenizer, self.tally, self.recounts)
 
     def reason(self, exc: BaseException) -> str:
         """``exc``'s one-line failure reason, key redacted; counted."""
@@ -271,7 +274,9 @@ class Exchange:
 
     def counts(self) -> dict[str, Any]:
         """Completed and failed samples, the commonest reasons, the token tally
-        (and requests resent after a pooled connection lost them, if any)."""
+        (and requests resent after a pooled connection lost them, if any).
+        Called after the load: the tokenizer's usage checks are done here."""
+        recount_later(self.tally, self.tokenizer, self.recounts)
         counts = {
             "completed": self.completed,
             "failed": sum(self.failures.values()),
@@ -285,6 +290,7 @@ class Exchange:
     def reset(self) -> None:
         """Forget the counts (after a warm-up phase)."""
         self.tally = self._new_tally()
+        self.recounts.clear()
         self.failures.clear()
         self.completed = 0
         self.resent = 0
@@ -326,7 +332,7 @@ class SampleExchange(Exchange):
     ) -> None:
         """Count ``outcome``'s tokens and complete the sample (with its data if wanted)."""
         # count_tokens inline, not self.count: one call less per request.
-        n_tokens, _ = count_tokens(outcome, self.tokenizer, self.tally)
+        n_tokens, _ = count_tokens(outcome, self.tokenizer, self.tally, self.recounts)
         self.completed += 1
         data = [response_bytes(outcome)] if want else None
         sink.complete(ids, n_tokens=n_tokens, data=data)
