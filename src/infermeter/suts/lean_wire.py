@@ -196,6 +196,20 @@ class _Conn(asyncio.Protocol):
             waiter.set_exception(exc)
 
 
+def request_head(url: str, headers: dict[str, str]) -> tuple[Key, bytes]:
+    """(host, port) and the request's head up to its Content-Length value."""
+    parts = urlsplit(url)
+    if parts.scheme != "http" or not parts.hostname:
+        raise ValueError(f"the lean wire takes http:// URLs, not {url!r}")
+    port = parts.port or 80
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    host = parts.netloc.rpartition("@")[2]  # as written: [::1]:8000 keeps its brackets
+    lines = [f"POST {target} HTTP/1.1", f"Host: {host}", "Accept: */*"]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    head = ("\r\n".join(lines) + "\r\nContent-Length: ").encode("latin-1")
+    return (parts.hostname, port), head
+
+
 class LeanPool:
     """Keep-alive connections by (host, port): reused newest first, closed
     when idle past ``KEEPALIVE_S``; at most ``limit`` requests at once (more wait)."""
@@ -215,19 +229,6 @@ class LeanPool:
         # Request heads by (url, headers): built once, not per request.
         self._heads: dict[object, tuple[Key, bytes]] = {}
 
-    def request_head(self, url: str, headers: dict[str, str]) -> tuple[Key, bytes]:
-        """(host, port) and the request's head up to its Content-Length value."""
-        parts = urlsplit(url)
-        if parts.scheme != "http" or not parts.hostname:
-            raise ValueError(f"the lean wire takes http:// URLs, not {url!r}")
-        port = parts.port or 80
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        host = parts.hostname if parts.port is None else f"{parts.hostname}:{port}"
-        lines = [f"POST {target} HTTP/1.1", f"Host: {host}", "Accept: */*"]
-        lines += [f"{name}: {value}" for name, value in headers.items()]
-        head = ("\r\n".join(lines) + "\r\nContent-Length: ").encode("latin-1")
-        return (parts.hostname, port), head
-
     async def post(
         self,
         url: str,
@@ -245,7 +246,7 @@ class LeanPool:
         cache_key = (url, tuple(headers.items()))
         cached = self._heads.get(cache_key)
         if cached is None:
-            cached = self._heads[cache_key] = self.request_head(url, headers)
+            cached = self._heads[cache_key] = request_head(url, headers)
         key, head = cached
         if self._busy >= self._limit:
             await self._wait_slot()
