@@ -88,6 +88,29 @@ class SSEDecoder:
             self._line(line, out)
         return out
 
+    def plain(self, chunk: bytes) -> list[bytes] | None:
+        """The data of every event in ``chunk`` when it holds nothing but whole
+        one-line ``data:`` events (the usual stream, read in one C split, no
+        object per event); else None, with nothing consumed (call ``feed``).
+
+        The same messages ``feed`` would give: each line end is one of the
+        two ``\n`` that close an event, so there is no other line to read.
+        """
+        if (
+            self._buf
+            or self._data
+            or self._event
+            or chunk[:6] != b"data: "
+            or not chunk.endswith(b"\n\n")
+            or b"\r" in chunk
+        ):
+            return None
+        datas = chunk[6:-2].split(b"\n\ndata: ")
+        if chunk.count(b"\n") != 2 * len(datas):
+            return None
+        self._skip_lf = False
+        return datas
+
     def close(self) -> list[SSEMessage]:
         """End of stream: flush a last message even without its blank line."""
         out: list[SSEMessage] = []
@@ -158,14 +181,19 @@ class StreamState:
     def feed(self, chunk: bytes) -> bool:
         """Consume bytes; True when they held the first token. Raises on errors."""
         first = False
+        datas = self._decoder.plain(chunk)
+        if datas is not None:
+            for data in datas:
+                first = self._message(data, "") or first
+            return first
         for message in self._decoder.feed(chunk):
-            first = self._message(message) or first
+            first = self._message(message.data, message.event) or first
         return first
 
     def finish(self) -> StreamOutcome:
         """The stream closed: return the outcome, or raise ``SUTProtocolError``."""
         for message in self._decoder.close():
-            self._message(message)
+            self._message(message.data, message.event)
         if not (self._done or self._finish or self._usage is not None):
             raise SUTProtocolError("stream ended before [DONE]")
         return StreamOutcome(
@@ -176,15 +204,16 @@ class StreamState:
             self.token_events,
         )
 
-    def _message(self, message: SSEMessage) -> bool:
-        if message.data == DONE:
+    def _message(self, data: bytes, kind: str) -> bool:
+        """One event's ``data`` (``kind``: its event type, "" when none)."""
+        if data == DONE:
             self._done = True
             return False
         if self._done:
             raise SUTProtocolError("data after [DONE]")
-        event = parse_chunk(message.data)
-        if event.error is not None or message.event == "error":
-            reason = event.error or clip_payload(message.data)
+        event = parse_chunk(data)
+        if event.error is not None or kind == "error":
+            reason = event.error or clip_payload(data)
             raise SUTProtocolError(f"server error in stream: {reason}")
         if event.completion_tokens is not None:
             self._usage = event.completion_tokens
@@ -192,7 +221,7 @@ class StreamState:
             self._finish = event.finish_reason
         self.token_events += event.token_events
         if self._keep_text:
-            self._keep(event, message.data)
+            self._keep(event, data)
         if not event.has_fragment:
             return False
         self.fragments += 1

@@ -288,3 +288,40 @@ def test_a_stream_read_split_anywhere_gives_one_outcome(
     byte_by_byte = [stream[i : i + 1] for i in range(len(stream))]
     assert _stream_outcome(pieces) == _stream_outcome(byte_by_byte)
     assert _stream_outcome([stream]) == _stream_outcome(byte_by_byte)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(_line, _ending), max_size=12),
+    st.lists(st.integers(0, 200), max_size=6),
+)
+def test_plain_events_read_in_one_split_match_the_reference(
+    lines: list[tuple[bytes, bytes]], cuts: list[int]
+) -> None:
+    # StreamState asks plain() first, then feed(): together, the reference's messages.
+    stream = b"".join(line + end for line, end in lines)
+    points = sorted({min(c, len(stream)) for c in cuts})
+    pieces = [
+        stream[a:b] for a, b in zip([0, *points], [*points, len(stream)], strict=True)
+    ]
+    decoder = SSEDecoder()
+    got: list[SSEMessage] = []
+    for piece in pieces:
+        datas = decoder.plain(piece)
+        got += (
+            decoder.feed(piece) if datas is None else [SSEMessage("", d) for d in datas]
+        )
+    assert got + decoder.close() == _reference(stream)
+
+
+def test_a_usual_stream_is_read_plain() -> None:
+    decoder = SSEDecoder()
+    assert decoder.plain(b'data: {"a": 1}\n\ndata: [DONE]\n\n') == [
+        b'{"a": 1}',
+        b"[DONE]",
+    ]
+    assert decoder.plain(b"data: x\n\n: ping\n\n") is None  # a comment: feed() reads it
+    assert decoder.plain(b"data: a\ndata: b\n\n") is None  # two lines, one event
+    assert decoder.plain(b"data: x\r\n\r\n") is None
+    decoder.feed(b"data: part")
+    assert decoder.plain(b"ial\n\n") is None  # mid-event: feed() joins it
