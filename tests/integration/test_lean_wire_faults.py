@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import threading
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -24,6 +23,7 @@ from infermeter.suts.http_local import OpenAIHttpSUT
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig, Timeouts
 from infermeter.suts.prompts import SyntheticPrompts
 from infermeter.testing import RecordingSink
+from infermeter.testing.raw_server import RawServer
 
 pytestmark = pytest.mark.integration
 
@@ -101,25 +101,12 @@ class _Conn(asyncio.Protocol):
         return True
 
 
-class ScriptedServer:
+class ScriptedServer(RawServer):
     def __init__(self, script: Script) -> None:
+        super().__init__(lambda: _Conn(self))
         self.script = script
         self.requests = self.connections = 0
         self.heads: list[bytes] = []
-        self._loop = asyncio.new_event_loop()
-
-    def start(self) -> str:
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(128)
-        threading.Thread(target=self._loop.run_forever, daemon=True).start()
-        make = self._loop.create_server(lambda: _Conn(self), sock=sock)
-        self._server = asyncio.run_coroutine_threadsafe(make, self._loop).result()
-        return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
-
-    def stop(self) -> None:
-        self._loop.call_soon_threadsafe(self._server.close)
-        self._loop.call_soon_threadsafe(self._loop.stop)
 
 
 Serve = Callable[[Script], tuple[ScriptedServer, str]]

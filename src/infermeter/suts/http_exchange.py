@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
@@ -94,8 +95,8 @@ class Exchange:
         self._session: aiohttp.ClientSession | None = None
         self._fresh: aiohttp.ClientSession | None = None  # for resends, opened on need
         self.resent = 0
-        self.tally = self._new_tally()
-        # Tokenizer checks of the server's usage, done after the load (counts()).
+        self._tally = self._new_tally()
+        # Tokenizer checks of the server's usage, done after the load (tally).
         self.recounts: list[tuple[int, str]] = []
         self.failures: Counter[str] = Counter()
         self.completed = 0
@@ -143,9 +144,10 @@ class Exchange:
         try:
             async with asyncio.timeout_at(_earliest(first, total)) as scope:
                 if session is None:
-                    outcome = await self._post_lean(
-                        url, body, headers, sink, ids, state, scope, total
-                    )
+                    feed = None
+                    if self.config.stream:
+                        feed = _feeder(state, sink, ids, scope, total)
+                    outcome = await self._post_lean(url, body, headers, state, feed)
                 while session is not None:  # once; twice if a pooled connection lost it
                     try:
                         outcome = await self._post(
@@ -190,24 +192,14 @@ class Exchange:
         url: str,
         body: bytes,
         headers: dict[str, str] | None,
-        sink: FirstToken,
-        ids: Any,
         state: StreamState,
-        scope: asyncio.Timeout,
-        total: float | None,
+        feed: Callable[[bytes], None] | None,
     ) -> StreamOutcome:
         """``_post`` on the lean wire: the answer's body goes from the socket's
-        callback straight into ``state`` (a whole body when not streamed)."""
+        callback straight to ``feed`` (``_feeder``), or whole to ``parse_body``
+        when not streamed (no ``feed``)."""
         pool = self._pool
         assert pool is not None
-        feed = None
-        if self.config.stream:
-
-            def feed(chunk: bytes) -> None:
-                if state.feed(chunk):
-                    sink.first_token(ids)
-                    scope.reschedule(total)
-
         sent = self.headers if headers is None else headers
         try:
             status, answer = await pool.post(url, sent, body, feed)
@@ -261,7 +253,7 @@ class Exchange:
     def count(self, outcome: StreamOutcome) -> tuple[int, str]:
         """A completed answer's output tokens and their source (``token_count``)."""
         self.completed += 1
-        return count_tokens(outcome, self.tokenizer, self.tally, self.recounts)
+        return count_tokens(outcome, self.tokenizer, self._tally, self.recounts)
 
     def reason(self, exc: BaseException) -> str:
         """``exc``'s one-line failure reason, key redacted; counted."""
@@ -274,9 +266,7 @@ class Exchange:
 
     def counts(self) -> dict[str, Any]:
         """Completed and failed samples, the commonest reasons, the token tally
-        (and requests resent after a pooled connection lost them, if any).
-        Called after the load: the tokenizer's usage checks are done here."""
-        recount_later(self.tally, self.tokenizer, self.recounts)
+        (and requests resent after a pooled connection lost them, if any)."""
         counts = {
             "completed": self.completed,
             "failed": sum(self.failures.values()),
@@ -289,11 +279,18 @@ class Exchange:
 
     def reset(self) -> None:
         """Forget the counts (after a warm-up phase)."""
-        self.tally = self._new_tally()
+        self._tally = self._new_tally()
         self.recounts.clear()
         self.failures.clear()
         self.completed = 0
         self.resent = 0
+
+    @property
+    def tally(self) -> TokenTally:
+        """The token counts by source (read after the load: the tokenizer's
+        checks of the server's usage, kept out of the window, are done now)."""
+        recount_later(self._tally, self.tokenizer, self.recounts)
+        return self._tally
 
     def _new_tally(self) -> TokenTally:
         name = self.tokenizer.name if self.tokenizer is not None else None
@@ -332,7 +329,7 @@ class SampleExchange(Exchange):
     ) -> None:
         """Count ``outcome``'s tokens and complete the sample (with its data if wanted)."""
         # count_tokens inline, not self.count: one call less per request.
-        n_tokens, _ = count_tokens(outcome, self.tokenizer, self.tally, self.recounts)
+        n_tokens, _ = count_tokens(outcome, self.tokenizer, self._tally, self.recounts)
         self.completed += 1
         data = [response_bytes(outcome)] if want else None
         sink.complete(ids, n_tokens=n_tokens, data=data)
@@ -382,6 +379,25 @@ def failure_reason(exc: BaseException) -> str:
     else:
         text = f"client error: {type(exc).__name__}: {exc}"
     return mask_ids(text.replace("\n", " "))[:300]
+
+
+def _feeder(
+    state: StreamState,
+    sink: FirstToken,
+    ids: Any,
+    scope: asyncio.Timeout,
+    total: float | None,
+) -> Callable[[bytes], None]:
+    """What the lean wire calls with each piece of a streamed answer: ``state``
+    reads it; on the first token the sink hears of it and the deadline moves
+    from the first-token limit to the total one."""
+
+    def feed(chunk: bytes) -> None:
+        if state.feed(chunk):
+            sink.first_token(ids)
+            scope.reschedule(total)
+
+    return feed
 
 
 def _earliest(a: float | None, b: float | None) -> float | None:

@@ -234,6 +234,14 @@ def _reference(stream: bytes) -> list[SSEMessage]:
     return out
 
 
+def _pieces(stream: bytes, cuts: list[int]) -> list[bytes]:
+    """``stream`` cut at ``cuts`` (clipped to its length)."""
+    points = sorted({min(c, len(stream)) for c in cuts})
+    return [
+        stream[a:b] for a, b in zip([0, *points], [*points, len(stream)], strict=True)
+    ]
+
+
 _line = st.one_of(
     st.builds(lambda v: b"data: " + v, st.sampled_from([b"{}", b"[DONE]", b"x", b""])),
     st.sampled_from([b"", b": ping", b"event: error", b"data:x", b"id: 1", b"data"]),
@@ -250,10 +258,7 @@ def test_sse_framing_split_anywhere_matches_the_reference(
     lines: list[tuple[bytes, bytes]], cuts: list[int]
 ) -> None:
     stream = b"".join(line + end for line, end in lines)
-    points = sorted({min(c, len(stream)) for c in cuts})
-    pieces = [
-        stream[a:b] for a, b in zip([0, *points], [*points, len(stream)], strict=True)
-    ]
+    pieces = _pieces(stream, cuts)
     decoder = SSEDecoder()
     got = [m for piece in pieces for m in decoder.feed(piece)] + decoder.close()
     assert got == _reference(stream)
@@ -281,10 +286,7 @@ def test_a_stream_read_split_anywhere_gives_one_outcome(
 ) -> None:
     stream = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks)
     stream += b"data: [DONE]\n\n" if done else b""
-    points = sorted({min(c, len(stream)) for c in cuts})
-    pieces = [
-        stream[a:b] for a, b in zip([0, *points], [*points, len(stream)], strict=True)
-    ]
+    pieces = _pieces(stream, cuts)
     byte_by_byte = [stream[i : i + 1] for i in range(len(stream))]
     assert _stream_outcome(pieces) == _stream_outcome(byte_by_byte)
     assert _stream_outcome([stream]) == _stream_outcome(byte_by_byte)
@@ -300,10 +302,7 @@ def test_plain_events_read_in_one_split_match_the_reference(
 ) -> None:
     # StreamState asks plain() first, then feed(): together, the reference's messages.
     stream = b"".join(line + end for line, end in lines)
-    points = sorted({min(c, len(stream)) for c in cuts})
-    pieces = [
-        stream[a:b] for a, b in zip([0, *points], [*points, len(stream)], strict=True)
-    ]
+    pieces = _pieces(stream, cuts)
     decoder = SSEDecoder()
     got: list[SSEMessage] = []
     for piece in pieces:
