@@ -127,10 +127,14 @@ def _fast_event(chunk: _Chunk) -> ChunkEvent:
             if isinstance(value, str):
                 text += value
                 carried = 2 if value else 1
-            for value in (part.reasoning_content, part.reasoning):
-                if isinstance(value, str):
-                    reasoning += value
-                    carried = 2 if value else max(carried, 1)
+            value = part.reasoning_content  # twice, not a loop: no tuple per chunk
+            if isinstance(value, str):
+                reasoning += value
+                carried = 2 if value else max(carried, 1)
+            value = part.reasoning
+            if isinstance(value, str):
+                reasoning += value
+                carried = 2 if value else max(carried, 1)
             role_only = part.role is not _UNSET
             if not (carried or role_only) and _empty(part):
                 raise _Unsure  # {} is falsy (the message is read), {"x": 1} is not
