@@ -25,7 +25,7 @@ from infermeter.suts.http_local import OpenAIHttpSUT
 from infermeter.suts.openai_request import OpenAIConfig
 from infermeter.suts.prompts import SyntheticPrompts
 from infermeter.testing import RecordingSink
-from infermeter.testing.raw_server import RawServer
+from infermeter.testing.raw_server import RawServer, take_request
 
 pytestmark = pytest.mark.integration
 
@@ -47,21 +47,13 @@ class _Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
-        self.server.connections += 1
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
-        head, sep, rest = self.buffer.partition(b"\r\n\r\n")
-        if not sep:
+        request = take_request(self.buffer)
+        if request is None:
             return
-        length = 0
-        for line in head.split(b"\r\n")[1:]:
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = int(value)
-        if len(rest) < length:
-            return
-        self.buffer = rest[length:]
+        self.buffer = request[1]
         assert self.transport is not None
         self.server.received += 1
         if self.server.drops(self.answered_at):
@@ -88,8 +80,8 @@ class ClosingServer(RawServer):
     def __init__(self, idle_s: float | None, partial: bytes = b"") -> None:
         self.idle_s = idle_s
         self.partial = partial
-        self.connections = self.answered = self.dropped = self.received = 0
         super().__init__(lambda: _Connection(self))
+        self.answered = self.dropped = self.received = 0
 
     def drops(self, answered_at: float | None) -> bool:
         if self.idle_s is None:

@@ -23,7 +23,7 @@ from infermeter.suts.http_local import OpenAIHttpSUT
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig, Timeouts
 from infermeter.suts.prompts import SyntheticPrompts
 from infermeter.testing import RecordingSink
-from infermeter.testing.raw_server import RawServer
+from infermeter.testing.raw_server import RawServer, take_request
 
 pytestmark = pytest.mark.integration
 
@@ -64,22 +64,11 @@ class _Conn(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
-        self.server.connections += 1
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
-        while True:
-            head, sep, rest = self.buffer.partition(b"\r\n\r\n")
-            if not sep:
-                return
-            length = 0
-            for line in head.split(b"\r\n")[1:]:
-                name, _, value = line.partition(b":")
-                if name.strip().lower() == b"content-length":
-                    length = int(value)
-            if len(rest) < length:
-                return
-            self.buffer = rest[length:]
+        while (request := take_request(self.buffer)) is not None:
+            head, self.buffer = request
             self.server.heads.append(head)
             n = self.server.requests
             self.server.requests += 1
@@ -105,7 +94,7 @@ class ScriptedServer(RawServer):
     def __init__(self, script: Script) -> None:
         super().__init__(lambda: _Conn(self))
         self.script = script
-        self.requests = self.connections = 0
+        self.requests = 0
         self.heads: list[bytes] = []
 
 
