@@ -13,12 +13,14 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import time
 from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
 
 from infermeter.loadgen.interfaces import QueryBatch
+from infermeter.suts import http_wire
 from infermeter.suts.http_local import OpenAIHttpSUT
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig, Timeouts
 from infermeter.suts.prompts import SyntheticPrompts
@@ -75,6 +77,9 @@ class _Conn(asyncio.Protocol):
             if not self._answer(self.server.script(n)):
                 return
 
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.server.closed += 1
+
     def _answer(self, steps: list[Step]) -> bool:
         for step in steps:
             if step == "close":
@@ -94,7 +99,7 @@ class ScriptedServer(RawServer):
     def __init__(self, script: Script) -> None:
         super().__init__(lambda: _Conn(self))
         self.script = script
-        self.requests = 0
+        self.requests = self.closed = 0
         self.heads: list[bytes] = []
 
 
@@ -299,6 +304,24 @@ def test_unasked_bytes_on_an_idle_connection_retire_it(serve: Serve) -> None:
     sink = run(url, "lean", n=1, rounds=2)
     assert not sink.failed and len(sink.completed) == 2
     assert server.connections == 2 and server.requests == 2
+
+
+def test_connections_idle_past_the_limit_are_closed(
+    serve: Serve, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(http_wire, "KEEPALIVE_S", 0.2)
+    server, url = serve(lambda n: [GOOD])
+    config = OpenAIConfig(url=url, model="m", api="chat")
+    sink = RecordingSink()
+    with OpenAIHttpSUT(config, SyntheticPrompts(4)) as sut:
+        ids = np.arange(3, dtype=np.int64)
+        sut.issue_query(QueryBatch(ids, ids % 4, ids * 0), sink)
+        assert sink.wait(3, timeout_s=20) and not sink.failed
+        deadline = time.monotonic() + 10
+        while server.closed < server.connections and time.monotonic() < deadline:
+            time.sleep(0.05)
+        # Closed by the client's sweep while the SUT was still open and idle.
+        assert server.closed == server.connections >= 1
 
 
 def test_at_most_max_connections_at_once(serve: Serve) -> None:

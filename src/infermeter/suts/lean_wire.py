@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import socket
 from collections import deque
 from collections.abc import Callable
@@ -212,7 +213,8 @@ def request_head(url: str, headers: dict[str, str]) -> tuple[Key, bytes]:
 
 class LeanPool:
     """Keep-alive connections by (host, port): reused newest first, closed
-    when idle past ``KEEPALIVE_S``; at most ``limit`` requests at once (more wait)."""
+    when idle past ``KEEPALIVE_S`` (never reused then; swept by a timer);
+    at most ``limit`` requests at once (more wait)."""
 
     def __init__(
         self, limit: int, connect_s: float, on_answer: Callable[[], object]
@@ -226,6 +228,7 @@ class LeanPool:
         self._all: set[_Conn] = set()
         self._busy = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
+        self._sweeper: asyncio.TimerHandle | None = None
         # Request heads by (url, headers): built once, not per request.
         self._heads: dict[object, tuple[Key, bytes]] = {}
 
@@ -271,11 +274,17 @@ class LeanPool:
     def release(self, conn: _Conn) -> None:
         conn.idle_since = self.loop.time()
         self._idle.setdefault(conn.key, []).append(conn)
+        if self._sweeper is None:
+            self._sweeper = self.loop.call_at(
+                conn.idle_since + http_wire.KEEPALIVE_S, self._sweep
+            )
 
     def lost(self, conn: _Conn) -> None:
         self._all.discard(conn)  # a closed idle one is skipped when popped
 
     async def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         for conn in list(self._all):
             conn.abort()
         self._all.clear()
@@ -283,6 +292,26 @@ class LeanPool:
         await asyncio.sleep(0)  # let the transports' close callbacks run
 
     # -- internals ---------------------------------------------------------
+    def _sweep(self) -> None:
+        """Close the connections idle past ``KEEPALIVE_S`` (so no descriptor
+        outlives a pause in the load); again when the next one would be."""
+        self._sweeper = None
+        now = self.loop.time()
+        oldest = math.inf
+        for stack in self._idle.values():
+            stale = 0  # each stack is oldest first: stale ones at its bottom
+            for conn in stack:
+                if not conn.closed and now - conn.idle_since <= http_wire.KEEPALIVE_S:
+                    oldest = min(oldest, conn.idle_since)
+                    break
+                conn.abort()
+                stale += 1
+            del stack[:stale]
+        if oldest < math.inf:
+            self._sweeper = self.loop.call_at(
+                oldest + http_wire.KEEPALIVE_S, self._sweep
+            )
+
     def _reuse(self, key: Key) -> _Conn | None:
         stack = self._idle.get(key)
         if not stack:
