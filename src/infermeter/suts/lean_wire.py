@@ -184,8 +184,10 @@ class _Conn(asyncio.Protocol):
         self._body = []
         if self.pooled and not self.closed and self._parser.should_keep_alive():
             self._pool.release(self)
-        else:
-            self.abort()
+        elif not self.closed:  # the answer is whole: a clean close, not a reset
+            self.closed = True
+            assert self._transport is not None
+            self._transport.close()
         if waiter is not None and not waiter.done():
             waiter.set_result((self.status, body))
 
