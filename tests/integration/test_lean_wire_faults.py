@@ -207,6 +207,8 @@ def test_a_stall_times_out_on_the_first_token_then_the_total(
     assert one_reason(first) == "timeout: no first token within 0.3 s"
     total = run(url, wire, timeouts=Timeouts(first_token_s=0.3, total_s=0.6))
     assert one_reason(total) == "timeout: request took over 0.6 s"
+    only_total = run(url, wire, timeouts=Timeouts(total_s=0.4))  # no first-token limit
+    assert one_reason(only_total) == "timeout: request took over 0.4 s"
 
 
 @pytest.mark.parametrize("wire", WIRES)

@@ -146,7 +146,8 @@ class Exchange:
                 if session is None:
                     feed = None
                     if self.config.stream:
-                        feed = _feeder(state, sink, ids, scope, total)
+                        moves = first is not None  # else the deadline is the total
+                        feed = _feeder(state, sink, ids, scope, total, moves)
                     outcome = await self._post_lean(url, body, headers, state, feed)
                 while session is not None:  # once; twice if a pooled connection lost it
                     try:
@@ -387,15 +388,19 @@ def _feeder(
     ids: Any,
     scope: asyncio.Timeout,
     total: float | None,
+    moves: bool,
 ) -> Callable[[bytes], None]:
     """What the lean wire calls with each piece of a streamed answer: ``state``
-    reads it; on the first token the sink hears of it and the deadline moves
-    from the first-token limit to the total one."""
+    reads it; on the first token the sink hears of it and, when ``moves``, the
+    deadline moves from the first-token limit to ``total`` (without a
+    first-token limit it is ``total`` already, and a reschedule would still
+    cancel and set a timer)."""
 
     def feed(chunk: bytes) -> None:
         if state.feed(chunk):
             sink.first_token(ids)
-            scope.reschedule(total)
+            if moves:
+                scope.reschedule(total)
 
     return feed
 
