@@ -165,7 +165,7 @@ _chunk = st.fixed_dictionaries(
 )  # fmt: skip
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(_chunk)
 def test_generated_chunks_agree(obj: dict[str, Any]) -> None:
     payload = json.dumps(obj).encode()
@@ -191,7 +191,7 @@ _plain_chunk = st.fixed_dictionaries(
 )  # fmt: skip
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(_plain_chunk)
 def test_generated_plain_chunks_agree(obj: dict[str, Any]) -> None:
     payload = json.dumps(obj).encode()
@@ -249,7 +249,7 @@ _line = st.one_of(
 _ending = st.sampled_from([b"\n", b"\r\n", b"\r"])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.tuples(_line, _ending), max_size=12),
     st.lists(st.integers(0, 200), max_size=6),
@@ -292,7 +292,7 @@ def test_a_stream_read_split_anywhere_gives_one_outcome(
     assert _stream_outcome([stream]) == _stream_outcome(byte_by_byte)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.tuples(_line, _ending), max_size=12),
     st.lists(st.integers(0, 200), max_size=6),
