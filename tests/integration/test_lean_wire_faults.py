@@ -357,3 +357,16 @@ def test_a_fleet_spreads_over_its_replicas(serve: Serve) -> None:
     sink = run(url_a, "lean", n=8, replica_urls=(url_a, url_b))
     assert not sink.failed and len(sink.completed) == 8
     assert a.requests == b.requests == 4
+
+
+def test_the_lean_wire_on_asyncios_own_loop(serve: Serve) -> None:
+    # uvloop=false: the same protocol and pool on asyncio's selector loop.
+    server, url = serve(
+        lambda n: [GOOD] if n != 2 else [chunked(TOKEN, end=False), "reset"]
+    )
+    sink = run(url, "lean", n=2, rounds=2, use_uvloop=False)
+    assert len(sink.completed) == 3
+    assert list(sink.failed.values()) == [
+        "connection reset mid-response: ClientPayloadError"
+    ]
+    assert server.requests == 4  # the answer had begun: never resent
