@@ -324,3 +324,71 @@ def test_a_usual_stream_is_read_plain() -> None:
     assert decoder.plain(b"data: x\r\n\r\n") is None
     decoder.feed(b"data: part")
     assert decoder.plain(b"ial\n\n") is None  # mid-event: feed() joins it
+
+
+def _old_outcome(stream: bytes) -> Any:
+    """The stream as the rules before the fast paths read it: the reference
+    framing, json.loads and ``_event_of`` per event, StreamState's own steps."""
+    parts: list[str] = []
+    usage = finish = None
+    done, fragments, events = False, 0, 0
+    try:
+        for message in _reference(stream):
+            if message.data == b"[DONE]":
+                done = True
+                continue
+            if done:
+                raise SUTProtocolError("data after [DONE]")
+            event = _general(message.data)
+            if isinstance(event, str):
+                return event
+            if event.error is not None or message.event == "error":
+                raise SUTProtocolError("server error in stream")
+            usage = (
+                event.completion_tokens
+                if event.completion_tokens is not None
+                else usage
+            )
+            finish = event.finish_reason or finish
+            events += event.token_events
+            parts.append(event.text + event.reasoning + event.tool)
+            fragments += event.has_fragment
+        if not (done or finish or usage is not None):
+            raise SUTProtocolError("stream ended before [DONE]")
+    except SUTProtocolError as exc:
+        return str(exc).split(":")[0]
+    return "".join(parts), fragments, usage, finish, events
+
+
+def _new_outcome(pieces: list[bytes]) -> Any:
+    state = StreamState()
+    try:
+        for piece in pieces:
+            state.feed(piece)
+        got = state.finish()
+    except SUTProtocolError as exc:
+        text = str(exc)
+        return "malformed" if "malformed" in text else text.split(":")[0]
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return (
+        got.text,
+        got.fragments,
+        got.usage_tokens,
+        got.finish_reason,
+        got.token_events,
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.one_of(_chunk, _plain_chunk), max_size=5),
+    st.booleans(),
+    st.lists(st.integers(0, 400), max_size=5),
+)
+def test_a_stream_reads_as_the_rules_before_the_fast_paths(
+    chunks: list[dict[str, Any]], done: bool, cuts: list[int]
+) -> None:
+    stream = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks)
+    stream += b"data: [DONE]\n\n" if done else b""
+    assert _new_outcome(_pieces(stream, cuts)) == _old_outcome(stream)
