@@ -10,9 +10,12 @@ The client is pinned to CPU 0 and the server to CPU 1 where there are two.
 
     git archive 4cf5fe7 src | tar -x -C /tmp/base
     python benchmarks/client/seam_ab.py --a /tmp/base/src --b src --rounds 6
+    python benchmarks/client/seam_ab.py --a src --wire-a aiohttp --b src --wire-b lean
 
 Prints the per-round figures, each tree's median and best and the ratios
-B/A. About 1 minute on an idle 2-core VM at the defaults; much longer under
+B/A (CPU per request, and the median req/s). ``--wire-a``/``--wire-b`` pick
+each side's HTTP wire (``lean`` or ``aiohttp``), so one tree A/Bs its wires.
+About 1 minute on an idle 2-core VM at the defaults; much longer under
 load. ``--parse-only`` times the stream read and token count alone (no
 server, no network: the part of the hot path a parser change moves), best of
 20 repeats per round, which filters out other processes' load.
@@ -35,7 +38,7 @@ from typing import Any
 WARMUP = 300
 
 
-def _child(url: str, requests: int, concurrency: int) -> dict[str, Any]:
+def _child(url: str, requests: int, concurrency: int, wire: str) -> dict[str, Any]:
     """One client run (imports infermeter from the PYTHONPATH it was given)."""
     import numpy as np
 
@@ -78,7 +81,10 @@ def _child(url: str, requests: int, concurrency: int) -> dict[str, Any]:
                 self.done.set()
 
     prompts = SyntheticPrompts(256, input_tokens=128, output_tokens=32)
-    config = OpenAIConfig(url=url, model="mock-model", api="chat", max_tokens=32)
+    chosen: dict[str, Any] = {"wire": wire} if wire else {}  # older trees have none
+    config = OpenAIConfig(
+        url=url, model="mock-model", api="chat", max_tokens=32, **chosen
+    )
     with OpenAIHttpSUT(config, prompts) as sut:
         for total in (WARMUP, requests):
             loop = ClosedLoop(sut, total)
@@ -128,9 +134,9 @@ def _parse_child(repeats: int) -> dict[str, Any]:
     }
 
 
-def _run(src: Path, url: str, args: argparse.Namespace) -> dict[str, Any]:
+def _run(src: Path, wire: str, url: str, args: argparse.Namespace) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(src.resolve())}
-    cmd = [sys.executable, __file__, "--child", url,
+    cmd = [sys.executable, __file__, "--child", url, "--wire-a", wire,
            "--requests", str(args.requests), "--concurrency", str(args.concurrency)]  # fmt: skip
     if args.parse_only:
         cmd = [sys.executable, __file__, "--child", "parse", "--parse-only"]
@@ -152,19 +158,27 @@ def main() -> None:
         action="store_true",
         help="time the stream read and count alone (no server, best of 20)",
     )
+    for side in ("a", "b"):
+        parser.add_argument(
+            f"--wire-{side}",
+            default="",
+            help=f"tree {side.upper()}'s wire (lean or aiohttp; default: the tree's)",
+        )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         if args.parse_only:
             print(json.dumps(_parse_child(20)))
         else:
-            print(json.dumps(_child(args.child, args.requests, args.concurrency)))
+            got = _child(args.child, args.requests, args.concurrency, args.wire_a)
+            print(json.dumps(got))
         return
     if args.a is None or args.b is None:
         parser.error("give --a SRC and --b SRC (two source trees)")
     from infermeter.servers.mock import MockConfig, MockProcess
 
     runs: dict[str, list[float]] = {"A": [], "B": []}
+    rates: dict[str, list[float]] = {"A": [], "B": []}
     if (os.cpu_count() or 1) > 1:
         os.sched_setaffinity(0, {1})  # the server (a child) inherits it
     server = MockProcess(MockConfig(mode="max-throughput", model="mock-model"))
@@ -172,14 +186,21 @@ def main() -> None:
         for r in range(args.rounds):
             order = ("A", "B") if r % 2 == 0 else ("B", "A")
             for name in order:
-                got = _run(args.a if name == "A" else args.b, url, args)
+                src, wire = (
+                    (args.a, args.wire_a) if name == "A" else (args.b, args.wire_b)
+                )
+                got = _run(src, wire, url, args)
                 assert got["failed"] == 0, got
                 runs[name].append(got["cpu_us_per_request"])
+                rates[name].append(got["requests_per_s"])
                 print(f"round {r + 1} {name}: {got['cpu_us_per_request']:.1f} us CPU "
                       f"per request, {got['requests_per_s']:.0f} req/s", flush=True)  # fmt: skip
     for name, pick in (("median", statistics.median), ("best", min)):
         a, b = pick(runs["A"]), pick(runs["B"])
         print(f"{name} A {a:.1f} us, B {b:.1f} us per request; B/A {b / a:.3f}")
+    if not args.parse_only:
+        a, b = statistics.median(rates["A"]), statistics.median(rates["B"])
+        print(f"median A {a:.0f} req/s, B {b:.0f} req/s; B/A {b / a:.3f}")
 
 
 if __name__ == "__main__":

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import threading
 import time
 from collections.abc import Iterator
 
@@ -27,6 +25,7 @@ from infermeter.suts.http_local import OpenAIHttpSUT
 from infermeter.suts.openai_request import OpenAIConfig
 from infermeter.suts.prompts import SyntheticPrompts
 from infermeter.testing import RecordingSink
+from infermeter.testing.raw_server import RawServer, take_request
 
 pytestmark = pytest.mark.integration
 
@@ -48,21 +47,13 @@ class _Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
-        self.server.connections += 1
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
-        head, sep, rest = self.buffer.partition(b"\r\n\r\n")
-        if not sep:
+        request = take_request(self.buffer)
+        if request is None:
             return
-        length = 0
-        for line in head.split(b"\r\n")[1:]:
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = int(value)
-        if len(rest) < length:
-            return
-        self.buffer = rest[length:]
+        self.buffer = request[1]
         assert self.transport is not None
         self.server.received += 1
         if self.server.drops(self.answered_at):
@@ -81,7 +72,7 @@ class _Connection(asyncio.Protocol):
         self.answered_at = time.monotonic()
 
 
-class ClosingServer:
+class ClosingServer(RawServer):
     """Drops a kept-alive connection when a request comes after it idled
     ``idle_s`` (0: after every response; None: every request, even a new
     connection's first), sending ``partial`` (part of an answer) first if given."""
@@ -89,8 +80,8 @@ class ClosingServer:
     def __init__(self, idle_s: float | None, partial: bytes = b"") -> None:
         self.idle_s = idle_s
         self.partial = partial
-        self.connections = self.answered = self.dropped = self.received = 0
-        self._loop = asyncio.new_event_loop()
+        super().__init__(lambda: _Connection(self))
+        self.answered = self.dropped = self.received = 0
 
     def drops(self, answered_at: float | None) -> bool:
         if self.idle_s is None:
@@ -98,19 +89,6 @@ class ClosingServer:
         if answered_at is None:
             return False
         return time.monotonic() - answered_at >= self.idle_s
-
-    def start(self) -> str:
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(128)
-        threading.Thread(target=self._loop.run_forever, daemon=True).start()
-        make = self._loop.create_server(lambda: _Connection(self), sock=sock)
-        self._server = asyncio.run_coroutine_threadsafe(make, self._loop).result()
-        return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
-
-    def stop(self) -> None:
-        self._loop.call_soon_threadsafe(self._server.close)
-        self._loop.call_soon_threadsafe(self._loop.stop)
 
 
 def _batch(n: int, start: int) -> QueryBatch:

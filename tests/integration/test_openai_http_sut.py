@@ -87,7 +87,10 @@ def test_tokenizer_discrepancy_figure(server: MockServer, tmp_path: Path) -> Non
     tok.save(str(path))
     with _sut(server.url, tokenizer_file=str(path)) as sut:
         _run(sut, 8)
+    # The server sent usage: the tokenizer's check waited until the tally is read.
+    assert len(sut.exchange.recounts) == 8
     counted = sut.exchange.tally
+    assert not sut.exchange.recounts
     assert counted.both_samples == 8 and counted.usage_tokens == 32
     assert counted.discrepancy == pytest.approx((counted.tokenizer_tokens - 32) / 32)
     assert counted.tokenizer_tokens > 32

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
@@ -34,6 +35,13 @@ from infermeter.suts.http_wire import (
     open_session,
     pooled_since,
 )
+from infermeter.suts.lean_wire import (
+    BadAnswer,
+    ConnectFailed,
+    ConnectTimedOut,
+    LeanPool,
+    WireReset,
+)
 from infermeter.suts.media_exchange import media_exchange, response_bytes
 from infermeter.suts.openai_request import ApiKey, OpenAIConfig, build_body
 from infermeter.suts.prompts import PromptSource
@@ -44,6 +52,7 @@ from infermeter.suts.token_count import (
     TokenTally,
     count_tokens,
     load_tokenizer,
+    recount_later,
 )
 
 
@@ -76,17 +85,35 @@ class Exchange:
         self._media = media_exchange(
             config, self.headers, reached=lambda: reachability.reached()
         )
+        # The lean wire (``lean_wire``) for plain http:// text; else aiohttp's.
+        self.lean = (
+            config.wire == "lean"
+            and self._media is None
+            and all(url.startswith("http://") for url in config.urls)
+        )
+        self._pool: LeanPool | None = None
         self._session: aiohttp.ClientSession | None = None
         self._fresh: aiohttp.ClientSession | None = None  # for resends, opened on need
         self.resent = 0
-        self.tally = self._new_tally()
+        self._tally = self._new_tally()
+        # Tokenizer checks of the server's usage, done after the load (tally).
+        self.recounts: list[tuple[int, str]] = []
         self.failures: Counter[str] = Counter()
         self.completed = 0
 
     async def open(self) -> None:
-        self._session = open_session(self.config)
+        if self.lean:
+            self._pool = LeanPool(
+                self.config.max_connections,
+                self.config.timeouts.connect_s,
+                on_answer=self.reachability.reached,
+            )
+        else:
+            self._session = open_session(self.config)
 
     async def close(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()
         if self._session is not None:
             await self._session.close()
         if self._fresh is not None:
@@ -114,10 +141,15 @@ class Exchange:
         total = start + t.total_s if t.total_s else None
         first = start + t.first_token_s if t.first_token_s else None
         session = self._session
-        assert session is not None
         try:
             async with asyncio.timeout_at(_earliest(first, total)) as scope:
-                while True:  # once; twice when a pooled connection lost it unread
+                if session is None:
+                    feed = None
+                    if self.config.stream:
+                        moves = first is not None  # else the deadline is the total
+                        feed = _feeder(state, sink, ids, scope, total, moves)
+                    outcome = await self._post_lean(url, body, headers, state, feed)
+                while session is not None:  # once; twice if a pooled connection lost it
                     try:
                         outcome = await self._post(
                             session, url, body, headers, sink, ids, state, scope, total
@@ -125,7 +157,7 @@ class Exchange:
                         break
                     except _Unanswered as unanswered:
                         session = self._resend_on(unanswered, start, session)
-        except aiohttp.ConnectionTimeoutError:  # a TimeoutError too: tell it apart
+        except (aiohttp.ConnectionTimeoutError, ConnectTimedOut):  # TimeoutError too
             raise SUTTimeoutError(
                 f"timeout: no connection within {t.connect_s:g} s"
             ) from None
@@ -155,6 +187,31 @@ class Exchange:
             self._fresh = open_fresh_session(self.config)
         self.resent += 1
         return self._fresh
+
+    async def _post_lean(
+        self,
+        url: str,
+        body: bytes,
+        headers: dict[str, str] | None,
+        state: StreamState,
+        feed: Callable[[bytes], None] | None,
+    ) -> StreamOutcome:
+        """``_post`` on the lean wire: the answer's body goes from the socket's
+        callback straight to ``feed`` (``_feeder``), or whole to ``parse_body``
+        when not streamed (no ``feed``)."""
+        pool = self._pool
+        assert pool is not None
+        sent = self.headers if headers is None else headers
+        try:
+            status, answer = await pool.post(url, sent, body, feed)
+        except WireReset as exc:
+            if not exc.unanswered:  # see _resend_on: the same rule, known exactly
+                raise
+            self.resent += 1
+            status, answer = await pool.post(url, sent, body, feed, fresh=True)
+        if status != 200:
+            raise HttpStatusError(status, answer)
+        return state.finish() if feed is not None else parse_body(answer)
 
     async def _post(
         self,
@@ -197,7 +254,7 @@ class Exchange:
     def count(self, outcome: StreamOutcome) -> tuple[int, str]:
         """A completed answer's output tokens and their source (``token_count``)."""
         self.completed += 1
-        return count_tokens(outcome, self.tokenizer, self.tally)
+        return count_tokens(outcome, self.tokenizer, self._tally, self.recounts)
 
     def reason(self, exc: BaseException) -> str:
         """``exc``'s one-line failure reason, key redacted; counted."""
@@ -223,10 +280,18 @@ class Exchange:
 
     def reset(self) -> None:
         """Forget the counts (after a warm-up phase)."""
-        self.tally = self._new_tally()
+        self._tally = self._new_tally()
+        self.recounts.clear()
         self.failures.clear()
         self.completed = 0
         self.resent = 0
+
+    @property
+    def tally(self) -> TokenTally:
+        """The token counts by source (read after the load: the tokenizer's
+        checks of the server's usage, kept out of the window, are done now)."""
+        recount_later(self._tally, self.tokenizer, self.recounts)
+        return self._tally
 
     def _new_tally(self) -> TokenTally:
         name = self.tokenizer.name if self.tokenizer is not None else None
@@ -265,7 +330,7 @@ class SampleExchange(Exchange):
     ) -> None:
         """Count ``outcome``'s tokens and complete the sample (with its data if wanted)."""
         # count_tokens inline, not self.count: one call less per request.
-        n_tokens, _ = count_tokens(outcome, self.tokenizer, self.tally)
+        n_tokens, _ = count_tokens(outcome, self.tokenizer, self._tally, self.recounts)
         self.completed += 1
         data = [response_bytes(outcome)] if want else None
         sink.complete(ids, n_tokens=n_tokens, data=data)
@@ -302,6 +367,12 @@ def failure_reason(exc: BaseException) -> str:
         text = str(exc)
     elif isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError):
         text = f"connection reset mid-response: {type(exc).__name__}"
+    elif isinstance(exc, WireReset):  # the lean wire's, worded as aiohttp's
+        text = f"connection reset mid-response: {exc.kind}"
+    elif isinstance(exc, ConnectFailed):
+        text = f"cannot connect: {exc.strerror or exc}"
+    elif isinstance(exc, BadAnswer):
+        text = f"connection error: {type(exc).__name__}: {exc}"
     elif isinstance(exc, aiohttp.ClientConnectorError):
         text = f"cannot connect: {exc.os_error.strerror or exc.os_error}"
     elif isinstance(exc, aiohttp.ClientError | OSError):
@@ -309,6 +380,29 @@ def failure_reason(exc: BaseException) -> str:
     else:
         text = f"client error: {type(exc).__name__}: {exc}"
     return mask_ids(text.replace("\n", " "))[:300]
+
+
+def _feeder(
+    state: StreamState,
+    sink: FirstToken,
+    ids: Any,
+    scope: asyncio.Timeout,
+    total: float | None,
+    moves: bool,
+) -> Callable[[bytes], None]:
+    """What the lean wire calls with each piece of a streamed answer: ``state``
+    reads it; on the first token the sink hears of it and, when ``moves``, the
+    deadline moves from the first-token limit to ``total`` (without a
+    first-token limit it is ``total`` already, and a reschedule would still
+    cancel and set a timer)."""
+
+    def feed(chunk: bytes) -> None:
+        if state.feed(chunk):
+            sink.first_token(ids)
+            if moves:
+                scope.reschedule(total)
+
+    return feed
 
 
 def _earliest(a: float | None, b: float | None) -> float | None:

@@ -1,8 +1,11 @@
 """The HTTP client's wire: the event loop, the connection pool, a non-200 answer.
 
 The lowest layer of the HTTP client (``suts/DESIGN.md``): everything here is
-about connections, nothing about OpenAI's API. Today it is aiohttp on uvloop;
-the exchange (``http_exchange``) posts on the session ``open_session`` makes.
+about connections, nothing about OpenAI's API. This is aiohttp's wire, on
+uvloop: the exchange (``http_exchange``) posts on the session ``open_session``
+makes for ``https://``, the media APIs and ``wire=aiohttp``; plain ``http://``
+text goes on the lean wire (``lean_wire``), which shares the event loop,
+``KEEPALIVE_S`` and the descriptor limit from here.
 """
 
 from __future__ import annotations

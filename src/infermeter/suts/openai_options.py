@@ -3,8 +3,8 @@
 Options (all ``key=value``): url, model, api, stream, max_tokens, temperature,
 ignore_eos, min_tokens, include_usage, extra_body (JSON), tokenizer,
 connect_timeout, first_token_timeout, timeout, unreachable_after (seconds),
-max_connections, max_in_flight, uvloop, api_key_env, api_key_file, workers, ray,
-ray_actors. A fleet: ``url`` holds
+max_connections, max_in_flight, uvloop, wire (lean or aiohttp), api_key_env,
+api_key_file, workers, ray, ray_actors. A fleet: ``url`` holds
 one base URL per replica, comma-separated; routing (round-robin,
 least-outstanding, prefix), routing_block (tokens per prefix block),
 routing_cache_blocks (per replica), routing_overlap_weight. For the media APIs:
@@ -46,6 +46,7 @@ KNOWN = [
     "max_connections",
     "max_in_flight",
     "uvloop",
+    "wire",
     "api_key_env",
     "api_key_file",
     "workers",
@@ -105,6 +106,7 @@ def config_from_options(options: dict[str, str]) -> tuple[OpenAIConfig, ApiKey |
         tokenizer_file=options.get("tokenizer"),
         unreachable_after_s=o.number("unreachable_after", 30.0) or 0.0,
         use_uvloop=o.flag("uvloop", True),
+        wire=options.get("wire", "lean"),
         workers=o.integer("workers") or 1,
         ray=options.get("ray") or None,
         ray_actors=o.integer("ray_actors") or 0,

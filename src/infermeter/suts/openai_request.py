@@ -21,6 +21,7 @@ from infermeter.suts.prompts import Prompt
 from infermeter.suts.routing import RoutingConfig
 
 APIS = ("completions", "chat", *openai_media.MEDIA_APIS)
+WIRES = ("lean", "aiohttp")
 
 # A bearer token wherever it is echoed (a header, JSON, a log line), even when
 # it is not the key we sent (a gateway's own) or only part of it.
@@ -123,6 +124,9 @@ class OpenAIConfig:
     # End the run when every request for this long failed to connect (0 = never).
     unreachable_after_s: float = 30.0
     use_uvloop: bool = True
+    # The HTTP wire: "lean" (lean_wire: httptools, its own pool) for http://
+    # text, or "aiohttp" (http_wire; always for https:// and media APIs).
+    wire: str = "lean"
     workers: int = 1
     # Ray actors as the clients: the cluster address ("local", "auto", HOST:PORT)
     # and how many (0 = one per node).
@@ -147,6 +151,10 @@ class OpenAIConfig:
                     "e.g. http://127.0.0.1:8000/v1"
                 )
         self.routing.validate()
+        if self.wire not in WIRES:
+            raise ConfigError(
+                f"wire={self.wire!r} is not a wire; use one of: {', '.join(WIRES)}"
+            )
         if not self.model:
             raise ConfigError("--model is required: the model name the server serves")
         if self.max_connections < 1 or self.workers < 1:

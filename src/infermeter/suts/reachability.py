@@ -15,6 +15,7 @@ from collections.abc import Callable
 import aiohttp
 
 from infermeter.clock import Clock
+from infermeter.suts.lean_wire import ConnectFailed
 
 TOP_REASONS = 20
 # Ids differ per response and would keep identical failures apart:
@@ -46,7 +47,7 @@ def is_connect_failure(exc: BaseException) -> bool:
     timeout = getattr(aiohttp, "ConnectionTimeoutError", None)
     if timeout is not None and isinstance(exc, timeout):
         return True
-    return isinstance(exc, aiohttp.ClientConnectorError)
+    return isinstance(exc, aiohttp.ClientConnectorError | ConnectFailed)
 
 
 class Reachability:

@@ -1,16 +1,29 @@
 """Pure parser of OpenAI-style streams: bytes -> SSE messages -> chunks -> outcome.
 
 No I/O and no HTTP library: the HTTP SUT feeds it whatever the socket gave,
-split anywhere, and asks at the end what the stream said.
+split anywhere, and asks at the end what the stream said. A chunk's JSON is
+read by ``sse_chunk`` (``parse_chunk``, ``ChunkEvent``).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from infermeter.errors import SUTProtocolError
+from infermeter.suts.sse_chunk import ChunkEvent, clip_payload, parse_chunk
+
+__all__ = [
+    "DONE",
+    "ChunkEvent",
+    "FirstToken",
+    "SSEDecoder",
+    "SSEMessage",
+    "StreamOutcome",
+    "StreamState",
+    "parse_body",
+    "parse_chunk",
+]
 
 DONE = b"[DONE]"
 
@@ -22,9 +35,9 @@ class FirstToken(Protocol):
     def first_token(self, ids: Any, /) -> object: ...
 
 
-@dataclass(frozen=True, slots=True)
-class SSEMessage:
-    """One dispatched server-sent event: its type and its (joined) data lines."""
+class SSEMessage(NamedTuple):
+    """One dispatched server-sent event: its type and its (joined) data lines
+    (a named tuple: one per chunk, made cheaply)."""
 
     event: str
     data: bytes
@@ -55,12 +68,48 @@ class SSEDecoder:
             self._skip_lf = chunk.endswith(b"\r")
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         buf = self._buf + chunk if self._buf else chunk
+        out: list[SSEMessage] = []
+        if buf.endswith(b"\n\n") and not (self._data or self._event):
+            # Whole events, the usual case: a one-line "data: " event is
+            # dispatched as it is, without the line-by-line rules (which give
+            # the same message); any other block goes through them.
+            self._buf = b""
+            for block in buf[:-2].split(b"\n\n"):
+                if block[:6] == b"data: " and b"\n" not in block:
+                    out.append(SSEMessage("", block[6:]))
+                    continue
+                for line in block.split(b"\n"):
+                    self._line(line, out)
+                self._line(b"", out)
+            return out
         lines = buf.split(b"\n")
         self._buf = lines.pop()
-        out: list[SSEMessage] = []
         for line in lines:
             self._line(line, out)
         return out
+
+    def plain(self, chunk: bytes) -> list[bytes] | None:
+        """The data of every event in ``chunk`` when it holds nothing but whole
+        one-line ``data:`` events (the usual stream, read in one C split, no
+        object per event); else None, with nothing consumed (call ``feed``).
+
+        The same messages ``feed`` would give: each line end is one of the
+        two ``\n`` that close an event, so there is no other line to read.
+        """
+        if (
+            self._buf
+            or self._data
+            or self._event
+            or chunk[:6] != b"data: "
+            or not chunk.endswith(b"\n\n")
+            or b"\r" in chunk
+        ):
+            return None
+        datas = chunk[6:-2].split(b"\n\ndata: ")
+        if chunk.count(b"\n") != 2 * len(datas):
+            return None
+        self._skip_lf = False
+        return datas
 
     def close(self) -> list[SSEMessage]:
         """End of stream: flush a last message even without its blank line."""
@@ -87,124 +136,6 @@ class SSEDecoder:
             self._data.append(value)
         elif field == b"event":
             self._event = value.decode("utf-8", "replace")
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkEvent:
-    """What one JSON chunk (or a whole non-streamed body) carried."""
-
-    text: str = ""
-    reasoning: str = ""
-    tool: str = ""
-    finish_reason: str | None = None
-    completion_tokens: int | None = None
-    error: str | None = None
-    # Choices that carried a token, even one with empty text (a token that
-    # ends inside a multi-byte UTF-8 character); role-only and finish-only
-    # chunks carry none.
-    token_events: int = 0
-
-    @property
-    def has_fragment(self) -> bool:
-        """True when the chunk carries output: content, reasoning or a tool call."""
-        return bool(self.text or self.reasoning or self.tool)
-
-
-def parse_chunk(payload: bytes | str) -> ChunkEvent:
-    """Interpret one completions / chat-completions chunk or response body.
-
-    Raises ``SUTProtocolError`` when the payload is not a JSON object.
-    """
-    try:
-        obj = json.loads(payload)
-    except ValueError as exc:
-        raise SUTProtocolError(f"malformed stream chunk {_clip(payload)!r}") from exc
-    if not isinstance(obj, dict):
-        raise SUTProtocolError(f"stream chunk is not a JSON object: {_clip(payload)!r}")
-    return _event_of(obj)
-
-
-def _event_of(obj: dict[str, Any]) -> ChunkEvent:
-    error = _error_of(obj)
-    if error is not None:
-        return ChunkEvent(error=error)
-    text: list[str] = []
-    reasoning: list[str] = []
-    tool: list[str] = []
-    finish: str | None = None
-    events = 0
-    for choice in obj.get("choices") or ():
-        if not isinstance(choice, dict):
-            continue
-        done = choice.get("finish_reason")
-        part = choice.get("delta") or choice.get("message")
-        if isinstance(part, dict):
-            carried = _collect(part, text, reasoning, tool)
-            role_only = "role" in part
-        else:
-            value = choice.get("text")
-            carried = 0
-            if isinstance(value, str):
-                text.append(value)
-                carried = 2 if value else 1
-            role_only = False
-        # Empty output counts as a token unless the chunk only names the role
-        # or only carries the finish reason.
-        if carried == 2 or (carried == 1 and not (done or role_only)):
-            events += 1
-        finish = done or finish
-    usage = obj.get("usage")
-    tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
-    return ChunkEvent(
-        text="".join(text),
-        reasoning="".join(reasoning),
-        tool="".join(tool),
-        finish_reason=finish,
-        completion_tokens=tokens if isinstance(tokens, int) else None,
-        token_events=events,
-    )
-
-
-def _collect(
-    part: dict[str, Any], text: list[str], reasoning: list[str], tool: list[str]
-) -> int:
-    """Append the part's output: 0 = no output field, 1 = only empty ones, 2 = output."""
-    carried = 0
-    content = part.get("content")
-    if isinstance(content, str):
-        text.append(content)
-        carried = max(carried, 2 if content else 1)
-    # vLLM and DeepSeek call it reasoning_content; newer servers reasoning.
-    for key in ("reasoning_content", "reasoning"):
-        value = part.get(key)
-        if isinstance(value, str):
-            reasoning.append(value)
-            carried = max(carried, 2 if value else 1)
-    for call in part.get("tool_calls") or ():
-        function = call.get("function") if isinstance(call, dict) else None
-        if isinstance(function, dict):
-            carried = 2
-            for key in ("name", "arguments"):
-                value = function.get(key)
-                if isinstance(value, str):
-                    tool.append(value)
-    return carried
-
-
-def _error_of(obj: dict[str, Any]) -> str | None:
-    error = obj.get("error")
-    if isinstance(error, dict):
-        return str(error.get("message") or error.get("type") or "error")
-    if isinstance(error, str):
-        return error
-    if obj.get("object") == "error":
-        return str(obj.get("message") or "error")
-    return None
-
-
-def _clip(payload: bytes | str, limit: int = 60) -> str:
-    text = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else payload
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,14 +181,19 @@ class StreamState:
     def feed(self, chunk: bytes) -> bool:
         """Consume bytes; True when they held the first token. Raises on errors."""
         first = False
+        datas = self._decoder.plain(chunk)
+        if datas is not None:
+            for data in datas:
+                first = self._message(data, "") or first
+            return first
         for message in self._decoder.feed(chunk):
-            first = self._message(message) or first
+            first = self._message(message.data, message.event) or first
         return first
 
     def finish(self) -> StreamOutcome:
         """The stream closed: return the outcome, or raise ``SUTProtocolError``."""
         for message in self._decoder.close():
-            self._message(message)
+            self._message(message.data, message.event)
         if not (self._done or self._finish or self._usage is not None):
             raise SUTProtocolError("stream ended before [DONE]")
         return StreamOutcome(
@@ -268,15 +204,16 @@ class StreamState:
             self.token_events,
         )
 
-    def _message(self, message: SSEMessage) -> bool:
-        if message.data == DONE:
+    def _message(self, data: bytes, kind: str) -> bool:
+        """One event's ``data`` (``kind``: its event type, "" when none)."""
+        if data == DONE:
             self._done = True
             return False
         if self._done:
             raise SUTProtocolError("data after [DONE]")
-        event = parse_chunk(message.data)
-        if event.error is not None or message.event == "error":
-            reason = event.error or _clip(message.data)
+        event = parse_chunk(data)
+        if event.error is not None or kind == "error":
+            reason = event.error or clip_payload(data)
             raise SUTProtocolError(f"server error in stream: {reason}")
         if event.completion_tokens is not None:
             self._usage = event.completion_tokens
@@ -284,7 +221,7 @@ class StreamState:
             self._finish = event.finish_reason
         self.token_events += event.token_events
         if self._keep_text:
-            self._keep(event, message.data)
+            self._keep(event, data)
         if not event.has_fragment:
             return False
         self.fragments += 1

@@ -209,22 +209,47 @@ def is_estimate(counts: dict[str, Any]) -> bool:
 
 
 def count_tokens(
-    outcome: StreamOutcome, tokenizer: Tokenizer | None, tally: TokenTally
+    outcome: StreamOutcome,
+    tokenizer: Tokenizer | None,
+    tally: TokenTally,
+    later: list[tuple[int, str]] | None = None,
 ) -> tuple[int, str]:
-    """The answer's output-token count and its source, updating ``tally``."""
-    local = tokenizer.count(outcome.text) if tokenizer is not None else None
+    """The answer's output-token count and its source, updating ``tally``.
+
+    With ``later``, a re-count that only checks the server's usage (the
+    sample's count is usage's) is not done now: (usage, text) is kept there
+    for ``recount_later`` after the load, so the tokenizer stays out of the
+    timed window. The figures are the same either way.
+    """
     if outcome.usage_tokens is not None:
         tally.from_usage += 1
-        if local is not None:
-            tally.both_samples += 1
-            tally.usage_tokens += outcome.usage_tokens
-            tally.tokenizer_tokens += local
+        if tokenizer is not None:
+            if later is not None:
+                later.append((outcome.usage_tokens, outcome.text))
+            else:
+                _both(tally, outcome.usage_tokens, tokenizer.count(outcome.text))
         return outcome.usage_tokens, USAGE
-    if local is not None:
+    if tokenizer is not None:
         tally.from_tokenizer += 1
-        return local, TOKENIZER
+        return tokenizer.count(outcome.text), TOKENIZER
     if outcome.streamed:
         tally.from_delta_events += 1
         return outcome.token_events, DELTA_EVENTS
     tally.from_responses += 1
     return outcome.token_events, RESPONSES
+
+
+def recount_later(
+    tally: TokenTally, tokenizer: Tokenizer | None, later: list[tuple[int, str]]
+) -> None:
+    """Do the usage checks ``count_tokens`` left in ``later`` (emptied)."""
+    while later:
+        usage, text = later.pop()
+        if tokenizer is not None:
+            _both(tally, usage, tokenizer.count(text))
+
+
+def _both(tally: TokenTally, usage: int, local: int) -> None:
+    tally.both_samples += 1
+    tally.usage_tokens += usage
+    tally.tokenizer_tokens += local

@@ -97,3 +97,38 @@ def test_a_gap_beyond_five_percent_is_a_warning_that_names_both_counts() -> None
     assert line is not None
     assert "-60.0%" in line and "over 4 samples" in line and "t.json" in line
     assert gap_warning(TokenTally(from_usage=4).as_dict()) is None  # no tokenizer
+
+
+class _Words:
+    """A tokenizer that counts words and its own calls."""
+
+    name = "words"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def count(self, text: str) -> int:
+        self.calls += 1
+        return len(text.split())
+
+
+def test_usage_checks_wait_until_after_the_load_with_the_same_figures() -> None:
+    from infermeter.suts.sse import StreamOutcome
+    from infermeter.suts.token_count import count_tokens, recount_later
+
+    answers = [
+        StreamOutcome("a b c", 3, 3, "stop", 3),  # usage: the tokenizer only checks it
+        StreamOutcome("a b", 2, 5, "stop", 2),
+        StreamOutcome("a b c d", 4, None, "stop", 4),  # no usage: counted at once
+    ]
+    now, later_tok = _Words(), _Words()
+    now_tally, later_tally = TokenTally(), TokenTally()
+    later: list[tuple[int, str]] = []
+    got_now = [count_tokens(a, now, now_tally) for a in answers]
+    got_later = [count_tokens(a, later_tok, later_tally, later) for a in answers]
+    assert got_now == got_later == [(3, "usage"), (5, "usage"), (4, "tokenizer")]
+    assert later_tok.calls == 1  # only the sample that needed it, in the window
+    recount_later(later_tally, later_tok, later)
+    assert later == [] and later_tok.calls == 3
+    assert later_tally.as_dict() == now_tally.as_dict()
+    assert later_tally.as_dict()["usage_vs_tokenizer_tokens"] == [8, 5]
