@@ -149,7 +149,7 @@ def one_reason(sink: RecordingSink) -> str:
 FAULTS: dict[str, tuple[list[Step], str]] = {
     "reset before any answer": (
         ["reset"],
-        "connection reset mid-response: ServerDisconnectedError",
+        "connection closed before any answer: ServerDisconnectedError",
     ),
     "part of a status line, then a reset": (
         [b"HTTP/1.", "reset"],
@@ -286,7 +286,9 @@ def test_a_reused_connection_lost_unanswered_is_resent_once(serve: Serve) -> Non
 def test_a_resend_that_fails_again_is_not_sent_a_third_time(serve: Serve) -> None:
     server, url = serve(lambda n: [GOOD] if n == 0 else ["reset"])
     sink = run(url, "lean", n=1, rounds=2)
-    assert sink.failed == {1: "connection reset mid-response: ServerDisconnectedError"}
+    assert sink.failed == {
+        1: "connection closed before any answer: ServerDisconnectedError"
+    }
     assert server.requests == 3  # the first; the second, and its one resend
 
 

@@ -32,6 +32,7 @@ from infermeter.loadgen.interfaces import CompletionSink
 from infermeter.suts.http_wire import (
     HttpStatusError,
     open_fresh_session,
+    open_mark,
     open_session,
     pooled_since,
 )
@@ -149,6 +150,7 @@ class Exchange:
                         moves = first is not None  # else the deadline is the total
                         feed = _feeder(state, sink, ids, scope, total, moves)
                     outcome = await self._post_lean(url, body, headers, state, feed)
+                mark = open_mark()
                 while session is not None:  # once; twice if a pooled connection lost it
                     try:
                         outcome = await self._post(
@@ -156,7 +158,7 @@ class Exchange:
                         )
                         break
                     except _Unanswered as unanswered:
-                        session = self._resend_on(unanswered, start, session)
+                        session = self._resend_on(unanswered, mark, session)
         except (aiohttp.ConnectionTimeoutError, ConnectTimedOut):  # TimeoutError too
             raise SUTTimeoutError(
                 f"timeout: no connection within {t.connect_s:g} s"
@@ -174,14 +176,14 @@ class Exchange:
         return outcome
 
     def _resend_on(
-        self, unanswered: _Unanswered, start: float, session: aiohttp.ClientSession
+        self, unanswered: _Unanswered, mark: int, session: aiohttp.ClientSession
     ) -> aiohttp.ClientSession:
         """The session to resend on, once, a request a pooled connection lost
         before any answer: the server closed a kept-alive connection as the
         request came (llama-server's idle timer), so it never read it and no
         work is counted twice. A new connection for every resend. On a
         connection opened for the request, or a second time, the failure stands."""
-        if session is not self._session or not pooled_since(start):
+        if session is not self._session or not pooled_since(mark):
             raise unanswered.exc from None
         if self._fresh is None:
             self._fresh = open_fresh_session(self.config)
@@ -365,6 +367,11 @@ def failure_reason(exc: BaseException) -> str:
         exc, HttpStatusError | SUTProtocolError | SUTTimeoutError | ConfigError
     ):
         text = str(exc)
+    elif isinstance(exc, WireReset) and exc.silent:
+        # Not a byte came: the server dropped the request, maybe unread.
+        text = f"connection closed before any answer: {exc.kind}"
+    elif isinstance(exc, aiohttp.ServerDisconnectedError) and _unanswered(exc):
+        text = f"connection closed before any answer: {type(exc).__name__}"
     elif isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError):
         text = f"connection reset mid-response: {type(exc).__name__}"
     elif isinstance(exc, WireReset):  # the lean wire's, worded as aiohttp's

@@ -11,7 +11,6 @@ text goes on the lean wire (``lean_wire``), which shares the event loop,
 from __future__ import annotations
 
 import asyncio
-import math
 import resource
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
@@ -37,9 +36,13 @@ FD_HEADROOM = 64
 KEEPALIVE_S = 4.0
 
 
-# When the current task last opened a connection (loop time): set by the
-# connector only when it opens one, so a reused connection costs nothing here.
-_OPENED_AT: ContextVar[float] = ContextVar("infermeter_opened_at", default=-math.inf)
+# Connections opened so far (all tasks), and the number of the one the current
+# task opened last: set by the connector only when it opens one, so a reused
+# connection costs nothing here. Counts, not loop times: uvloop's clock moves
+# once per loop iteration, and a task that sends its next request in the
+# iteration its last one opened a connection would read the same time.
+_OPENS = [0]
+_OPENED: ContextVar[int] = ContextVar("infermeter_opened", default=0)
 
 
 class _Connector(aiohttp.TCPConnector):
@@ -49,14 +52,20 @@ class _Connector(aiohttp.TCPConnector):
         self, req: ClientRequest, traces: list[Trace], timeout: aiohttp.ClientTimeout
     ) -> ResponseHandler:
         # Set before connecting: a connect that fails is a fresh connection too.
-        _OPENED_AT.set(self._loop.time())
+        _OPENS[0] += 1
+        _OPENED.set(_OPENS[0])
         return await super()._create_connection(req, traces, timeout)
 
 
-def pooled_since(start: float) -> bool:
-    """True when the current task's request begun at ``start`` (loop time) went
-    out on a pooled connection: it opened none since (call only on failure)."""
-    return _OPENED_AT.get() < start
+def open_mark() -> int:
+    """The connections opened so far: take it as a request starts."""
+    return _OPENS[0]
+
+
+def pooled_since(mark: int) -> bool:
+    """True when the current task's request begun at ``mark`` (``open_mark``)
+    went out on a pooled connection: it opened none since (call only on failure)."""
+    return _OPENED.get() <= mark
 
 
 class HttpStatusError(Exception):

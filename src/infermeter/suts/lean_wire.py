@@ -45,10 +45,11 @@ class WireReset(Exception):
     it idle as the request came, never read it, and a resend counts no work twice.
     """
 
-    def __init__(self, kind: str, unanswered: bool) -> None:
+    def __init__(self, kind: str, unanswered: bool, *, silent: bool = False) -> None:
         super().__init__(kind)
         self.kind = kind
         self.unanswered = unanswered
+        self.silent = silent  # not a byte of an answer came, on any connection
 
 
 class ConnectFailed(OSError):
@@ -118,7 +119,8 @@ class _Conn(asyncio.Protocol):
             self._complete()
             return
         kind = "ClientPayloadError" if self._head else "ServerDisconnectedError"
-        self._fail(WireReset(kind, unanswered=self._got == 0 and self.uses > 1))
+        silent = self._got == 0
+        self._fail(WireReset(kind, unanswered=silent and self.uses > 1, silent=silent))
 
     # -- httptools callbacks ----------------------------------------------
     def on_message_begin(self) -> None:
