@@ -15,7 +15,13 @@ from infermeter.perfmodel.anchor import Anchor, Anchors, Estimate
 from infermeter.perfmodel.calibrate import DEFAULT_FIT, fit_rows, load_coefficients
 from infermeter.perfmodel.fit import predict_log, prepare
 from infermeter.perfmodel.published import PublishedRow
-from infermeter.perfmodel.specs import get_accelerator, get_model, get_workload, runs_at
+from infermeter.perfmodel.specs import (
+    PRECISIONS,
+    get_accelerator,
+    get_model,
+    get_workload,
+    runs_at,
+)
 
 SCENARIOS = ("Offline", "Server", "Interactive")
 
@@ -75,8 +81,6 @@ def system_estimate(
     them): on ``stack`` (default: the one the part usually runs), at ``precision``
     (default: the lowest the part runs the model at), with mature software.
     A name the model does not know is a ConfigError naming it."""
-    # Imported here: the planner imports this module for its anchors.
-    from infermeter.perfmodel.planner import PRECISIONS  # a plan's order: lowest first
 
     acc, wl = get_accelerator(part), get_workload(benchmark)
     arch = get_model(wl.model)

@@ -35,6 +35,7 @@ from infermeter.perfmodel.plananchor import named, plan_level
 from infermeter.perfmodel.roofline import Deployment, Efficiency, prefill_s
 from infermeter.perfmodel.specs import (
     PRECISION_BYTES,
+    PRECISIONS,
     Accelerator,
     ModelArch,
     Workload,
@@ -50,7 +51,6 @@ from infermeter.perfmodel.throughput import (
     replica_throughput,
 )
 
-PRECISIONS = ("fp4", "fp8", "fp16")
 MAX_ACCELERATORS = 4096
 # Published / predicted throughput of the planner's calibration rows, 10th and
 # 90th percentile (leave-one-system-out): the band of the accelerator count.

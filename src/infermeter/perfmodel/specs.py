@@ -167,6 +167,10 @@ def runs_weight_only(acc: Accelerator, model: ModelArch, precision: str) -> bool
     )
 
 
+# The precisions a plan tries, lowest first (the planner's and an estimate's order).
+PRECISIONS = ("fp4", "fp8", "fp16")
+
+
 def runs_at(acc: Accelerator, model: ModelArch, precision: str) -> bool:
     """Whether ``acc`` runs ``model`` at ``precision``: natively, or as an FP4
     checkpoint's experts weight-only (``runs_weight_only``)."""
