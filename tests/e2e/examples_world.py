@@ -105,6 +105,7 @@ def build_world(template: Path, urls: list[str]) -> World:
     _trajectories(template / "trajectories.jsonl")
     _audits(template, store)
     _endpoints_curve(template)
+    _accuracy_set(template / "cnn_eval.jsonl")
     published = SHARED / "summary_results_v4.1.json"
     if published.exists():
         shutil.copy(published, template / "summary_results.json")
@@ -119,6 +120,18 @@ def _endpoints_curve(template: Path) -> None:
 
     curve = store_curve(template / "curve")
     package(PackageRequest([curve], template / "submission", model_name="llama3_1-8b"))
+
+
+def _accuracy_set(path: Path) -> None:
+    """``cnn_eval.jsonl``: eight prompts with reference summaries (``--accuracy-file``)."""
+    rows = [
+        {
+            "prompt": f"summarize article {i}: " + " ".join(WORDS[i : i + 12]),
+            "reference": " ".join(WORDS[i : i + 4]),
+        }
+        for i in range(8)
+    ]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
 
 
 WORDS = [

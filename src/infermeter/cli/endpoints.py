@@ -282,8 +282,9 @@ def run_command(
                         # about 15 s; labelled not submittable (tests: --duration 0.2)
 
       infermeter endpoints run --url URL --model m --concurrency 1,2,4,8,16,32,40 \\
-          --seed-set A --accuracy-file cnn_eval.jsonl --out curve/
-                        # accuracy passes at c=1, 2, 8 and 40 too
+          --seed-set A --duration 1 --dataset-size 16 \\
+          --accuracy-file cnn_eval.jsonl --out curve/
+                        # the same, with accuracy passes at c=1, 2, 8 and 40 (tests: --duration 0.2)
     """
     from infermeter.cli.options import parse_key_values
     from infermeter.runs.endpoints_run import (
