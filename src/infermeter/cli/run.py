@@ -44,7 +44,7 @@ Examples:
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --workers 2
                  # (tests: --target-qps 50 --min-duration 2s --performance-sample-count 512)
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --ray --ray-actors 2
-                 # (tests: --target-qps 50 --min-duration 2s --performance-sample-count 512)
+                 # (tests: --target-qps 25 --min-duration 2s --performance-sample-count 512)
   infermeter run --sut openai --model m --url http://h1/v1 --url http://h2/v1 --routing prefix
                  # (tests: --target-qps 50 --min-duration 2s --performance-sample-count 512)
 
