@@ -345,7 +345,10 @@ def run_command(
         )
         if o.accuracy is not None:
             a = o.accuracy
-            scores = ", ".join(f"{k} {v:.2f}" for k, v in a.scores.items())
+            scores = ", ".join(
+                f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v:,}"
+                for k, v in a.scores.items()
+            )
             console.print(
                 f"  accuracy pass: {a.answered} of {len(a.answers)} samples answered, "
                 f"each issued once; {scores}",
