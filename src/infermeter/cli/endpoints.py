@@ -324,11 +324,6 @@ def run_command(
         options.update(url=",".join(url), model=model, api=api)
 
     if engine == "endpoints-reference":
-        if accuracy_file is not None:
-            raise ConfigError(
-                "--accuracy-file runs on infermeter's engine; the reference client "
-                "runs its accuracy from its own YAML (a dataset of type accuracy)."
-            )
         _run_reference(request, client_python, tokenizer)
         return
     if engine != "infermeter":
@@ -388,7 +383,9 @@ def _run_reference(
     if client_python is None:
         raise ConfigError("--engine endpoints-reference needs --client-python PATH.")
     for folder in run_reference_points(request, client_python, tokenizer):
-        console.print(f"reference client: {folder}", markup=False)
+        scores = folder / "accuracy" / "accuracy_results.json"
+        extra = f" (its accuracy scores: {scores})" if scores.is_file() else ""
+        console.print(f"reference client: {folder}{extra}", markup=False)
     console.print(
         f"written to {request.out_dir} (the reference client's run folders). Next: "
         f"infermeter endpoints curve {request.out_dir}",
