@@ -36,6 +36,7 @@ from infermeter.runs.load import LoadSpec, run_load
 from infermeter.suts.prompts import Prompt, PromptSource
 from infermeter.workloads.accuracy.answer_match import exact_match
 from infermeter.workloads.accuracy.rouge import rouge, split_sentences
+from infermeter.workloads.accuracy.tokens import gen_len
 
 METRICS = ("rouge", "exact_match")
 # Where a row's expected answer may be (the first present wins).
@@ -201,7 +202,7 @@ def generated_length(predictions: list[str]) -> int:
     set. Characters, not tokens: llama3.1-8b's target, 8,167,644 +/- 10 %, is
     about 611 characters for each of its 13,368 samples, so on a smaller set it
     scales with the row count. An unanswered sample adds 0."""
-    return sum(len(split_sentences(p)) for p in predictions)
+    return gen_len([split_sentences(p) for p in predictions])
 
 
 def accuracy_results(outcome: AccuracyOutcome, data: AccuracySet) -> dict[str, Any]:

@@ -41,11 +41,17 @@ SCORERS: dict[str, tuple[str, str | None]] = {
     "exact_match": ("string_match", "identity_extractor"),
 }
 GROUND_TRUTH = "ground_truth"
-# What the client's rouge scorer does before it scores anything.
-ROUGE_PROBE = (
-    "import evaluate, nltk, rouge_score; nltk.sent_tokenize('One. Two.'); "
-    "evaluate.load('rouge')"
-)
+# What the client's rouge scorer does before it scores anything; a failure exits
+# with one line (nltk's own message spans lines of asterisks).
+ROUGE_PROBE = """import sys
+try:
+    import evaluate, nltk, rouge_score
+    nltk.sent_tokenize('One. Two.')
+    evaluate.load('rouge')
+except Exception as e:
+    words = [w for w in str(e).split() if w.strip('*')]
+    sys.exit(f"{type(e).__name__}: {' '.join(words)[:200]}")
+"""
 
 
 def check_client_scorer(client_python: Path, metric: str, timeout_s: float) -> None:
