@@ -36,8 +36,9 @@ UNGATED_MODEL = "qwen3_6-35b-a3b"
 # llama3_1-8b's gate: the errors of the mock's answers on a test-sized set, and why.
 GATED_ERRORS = {
     "accuracy-sample-count",  # 8 rows, not the 13,368 of the model's accuracy set
-    "accuracy-gate",  # the timed mock answers "tok tok ...": ROUGE 0
+    "accuracy-gate",  # the timed mock answers "tok tok ...": ROUGE 0, gen_len short
 }
+GEN_LEN_MIN = 8167644 * 0.9  # llama3_1-8b's gen_len gate: 13,368 answers' characters
 # Shortened windows are warnings, not errors, in the checker (§6.2 point-duration).
 EXPECTED_WARNINGS = {"point-duration"}
 
@@ -139,6 +140,10 @@ def test_a_shortened_curve_with_its_accuracy_passes_the_official_checker(
     messages = " / ".join(f.message for f in report.errors)
     assert f"{DATASET} samples (issued) < required 13368" in messages
     assert "rouge1 = 0.0000 < min" in messages  # our score, as the checker read it
+    # gen_len: characters of the 8 answers, each "tok" x 8 joined by spaces
+    acc = outcomes[-1].accuracy
+    assert acc is not None and acc.scores["gen_len"] == DATASET * (8 * 4 - 1)
+    assert f"gen_len = {acc.scores['gen_len']:.4f} < min {GEN_LEN_MIN:.4f}" in messages
 
 
 def test_check_command_prints_the_checkers_findings(

@@ -86,7 +86,15 @@ def test_reference_configs_run_as_a_bound_curve(tmp_path: Path) -> None:
     ]
     entry = json.loads(accuracy[0].read_text())["cnn_dailymail::llama3_8b"]
     assert entry["num_samples"] == len(evals) and entry["complete"]
-    assert set(entry["score"]) == {"rouge1", "rouge2", "rougeL", "rougeLsum"}
+    assert set(entry["score"]) == {
+        "rouge1",
+        "rouge2",
+        "rougeL",
+        "rougeLsum",
+        "gen_len",
+        "gen_num",
+    }
+    assert entry["score"]["gen_num"] == len(evals)
 
 
 def test_configs_that_are_not_one_fixed_concurrency_curve_are_refused(

@@ -10,6 +10,7 @@ Hugging Face download.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from pathlib import Path
 
@@ -72,3 +73,45 @@ def test_both_engines_run_the_same_point(tmp_path: Path, client: Path) -> None:
         assert s["output_sequence_lengths"]["total"] == n * OUT_TOKENS
     assert b.block["engine"] == "endpoints-reference"
     assert b.endpoints["seed_set"] == "A"
+
+
+def test_the_reference_client_runs_the_accuracy_pass_from_its_own_yaml(
+    tmp_path: Path, client: Path
+) -> None:
+    # the echo mock answers each prompt's words: rows whose reference is their own
+    # prompt match, the others do not, so the client's string_match scores 0.5
+    rows = [
+        {"prompt": f"row{i} alpha beta", "reference": f"row{i} alpha beta"}
+        if i % 2 == 0
+        else {"prompt": f"row{i} alpha beta", "reference": "another answer"}
+        for i in range(8)
+    ]
+    acc = tmp_path / "acc.jsonl"
+    acc.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    tokenizer = word_tokenizer(tmp_path / "tokenizer")
+    with MockProcess(MockConfig(mode="echo")) as url:
+        request = EndpointsRunRequest(
+            sut_options={"url": url, "model": "m"},
+            concurrency=[2, 4],
+            out_dir=tmp_path / "theirs",
+            dataset_size=8,
+            seed_set="A",
+            partial=True,
+            accuracy_file=acc,
+            accuracy_metric="exact_match",
+            accuracy_at=[4],
+        )
+        run_reference_points(request, client, tokenizer=str(tokenizer))
+    out = tmp_path / "theirs"
+    config = (out / "01_c4.yaml").read_text()
+    assert 'type: "accuracy"' in config and 'eval_method: "string_match"' in config
+    assert not (out / "00_c2" / "accuracy").exists()  # no pass at a level off the N
+    doc = json.loads((out / "01_c4" / "accuracy" / "accuracy_results.json").read_text())
+    [entry] = doc["accuracy_scores"]
+    assert (entry["dataset_name"], entry["dataset_type"]) == ("acc", "accuracy")
+    assert (entry["score"], entry["unit_samples"]) == (0.5, 8)
+    assert entry["response_counts"]["scored"] == 8
+    # the perf phase of the accuracy level issued its pass as the other level did
+    points = read_points([out])
+    assert [p.summary["n_samples_issued"] for p in points] == [8, 8]
+    assert points[1].accuracy is not None and points[0].accuracy is None

@@ -269,7 +269,10 @@ def run_command(
     lowest level, the lowest in Low and Medium, and C_max (§5.3's N points) also
     run an accuracy pass right after their performance run: every row once (without
     replacement, §6.5), answers kept, scored (ROUGE, or exact_match) into
-    NN_cK/accuracy/accuracy_results.json.
+    NN_cK/accuracy/accuracy_results.json. With --engine endpoints-reference those
+    levels run the reference client's own YAML (written as NN_cK.yaml: a dataset of
+    type accuracy) and it scores them there itself; its rouge scorer needs
+    downloads, and is refused naming why where they cannot be made.
 
     Examples:
 
@@ -324,11 +327,6 @@ def run_command(
         options.update(url=",".join(url), model=model, api=api)
 
     if engine == "endpoints-reference":
-        if accuracy_file is not None:
-            raise ConfigError(
-                "--accuracy-file runs on infermeter's engine; the reference client "
-                "runs its accuracy from its own YAML (a dataset of type accuracy)."
-            )
         _run_reference(request, client_python, tokenizer)
         return
     if engine != "infermeter":
@@ -345,7 +343,10 @@ def run_command(
         )
         if o.accuracy is not None:
             a = o.accuracy
-            scores = ", ".join(f"{k} {v:.2f}" for k, v in a.scores.items())
+            scores = ", ".join(
+                f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v:,}"
+                for k, v in a.scores.items()
+            )
             console.print(
                 f"  accuracy pass: {a.answered} of {len(a.answers)} samples answered, "
                 f"each issued once; {scores}",
@@ -386,6 +387,15 @@ def _run_reference(
         raise ConfigError("--engine endpoints-reference needs --client-python PATH.")
     for folder in run_reference_points(request, client_python, tokenizer):
         console.print(f"reference client: {folder}", markup=False)
+        scores = folder / "accuracy" / "accuracy_results.json"
+        if scores.is_file():
+            for entry in json.loads(scores.read_text()).get("accuracy_scores", []):
+                console.print(
+                    f"  its accuracy phase: {entry.get('dataset_name')} "
+                    f"score {entry.get('score')} over {entry.get('total_samples')} "
+                    "samples",
+                    markup=False,
+                )
     console.print(
         f"written to {request.out_dir} (the reference client's run folders). Next: "
         f"infermeter endpoints curve {request.out_dir}",

@@ -12,7 +12,9 @@ read infermeter's points. The prompts are the same synthetic prompts infermeter'
 engine sends, written as JSONL (``prompt`` rows). A level issues ``min_passes`` whole
 dataset passes (``--num-samples``); the client counts tokens with ``--tokenizer``
 (its metrics need one: a Hugging Face id, or a local folder where the hub cannot be
-reached). The client's warmup is its own default (off).
+reached). The client's warmup is its own default (off). With an accuracy set,
+§5.3's N levels run from the client's own YAML, its accuracy phase included, and
+its scores stay where it writes them (runs/endpoints_reference_accuracy.py).
 """
 
 from __future__ import annotations
@@ -24,7 +26,16 @@ from typing import Any
 
 from infermeter.errors import ConfigError, InfermeterError
 from infermeter.outfile import writable_folder
+from infermeter.runs.endpoints_accuracy import AccuracySet, read_accuracy_set
 from infermeter.runs.endpoints_files import SIDECAR
+from infermeter.runs.endpoints_reference_accuracy import (
+    accuracy_entry,
+    check_client_scorer,
+    client_scores,
+    point_config,
+    write_accuracy_dataset,
+    write_point_config,
+)
 from infermeter.runs.endpoints_rules import SEED_SETS, min_duration_s
 from infermeter.runs.endpoints_run import EndpointsRunRequest
 from infermeter.suts.prompts import SyntheticPrompts
@@ -113,28 +124,67 @@ def run_reference_points(
     tokenizer: str | None = None,
     timeout_s: float = 3600.0,
 ) -> list[Path]:
-    """Run every level with the reference client; returns the point folders."""
+    """Run every level with the reference client; returns the point folders. With
+    ``request.accuracy_file`` §5.3's N levels also run the client's accuracy phase
+    (runs/endpoints_reference_accuracy.py)."""
     request.validate()
     command = client_command(client_python)
+    accuracy = _accuracy_set(request, client_python)  # refused before any load
     writable_folder(request.out_dir, "--out")
     dataset = write_dataset(request, request.out_dir / "reference_dataset.jsonl")
+    entries: list[dict[str, Any]] = []
+    if accuracy is not None:
+        path = write_accuracy_dataset(
+            accuracy, request.out_dir / "reference_accuracy.jsonl"
+        )
+        perf = {"name": dataset.stem, "type": "performance", "path": str(dataset)}
+        entries = [perf, accuracy_entry(accuracy, path, request.accuracy_metric)]
+    levels = set(request.accuracy_levels())
     folders = []
     for i, c in enumerate(sorted(request.concurrency)):
         folder = request.out_dir / f"{i:02d}_c{c}"
-        argv = point_argv(command, request, c, dataset, folder, tokenizer)
-        done = subprocess.run(
-            argv, capture_output=True, text=True, timeout=timeout_s, check=False
-        )
-        summary = folder / "performance" / "result_summary.json"
-        if done.returncode != 0 or not summary.is_file():
-            tail = (done.stderr or done.stdout).strip().splitlines()[-1:]
-            raise InfermeterError(
-                f"the reference client failed at concurrency {c} (exit "
-                f"{done.returncode}): {' '.join(tail)}"
-            )
+        if c in levels and entries:
+            config = point_config(request, c, entries, folder, tokenizer)
+            yaml = write_point_config(config, request.out_dir / f"{i:02d}_c{c}.yaml")
+            argv = [str(command), "benchmark", "from-config", "--config", str(yaml)]
+            argv += ["--mode", "both"]
+        else:
+            argv = point_argv(command, request, c, dataset, folder, tokenizer)
+        _run_client(argv, c, folder, timeout_s)
+        if c in levels and accuracy is not None:
+            client_scores(folder, accuracy.name)  # the client scored the pass
         _sidecar(folder, request, c, argv)
         folders.append(folder)
     return folders
+
+
+def _accuracy_set(
+    request: EndpointsRunRequest, client_python: Path
+) -> AccuracySet | None:
+    """The accuracy set, read and its scorer probed in the client's venv."""
+    if request.accuracy_file is None:
+        return None
+    data = read_accuracy_set(
+        request.accuracy_file,
+        request.output_tokens,
+        reference_field=request.accuracy_reference,
+        name=request.accuracy_name,
+    )
+    check_client_scorer(client_python, request.accuracy_metric, timeout_s=300.0)
+    return data
+
+
+def _run_client(argv: list[str], c: int, folder: Path, timeout_s: float) -> None:
+    done = subprocess.run(
+        argv, capture_output=True, text=True, timeout=timeout_s, check=False
+    )
+    summary = folder / "performance" / "result_summary.json"
+    if done.returncode != 0 or not summary.is_file():
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:]
+        raise InfermeterError(
+            f"the reference client failed at concurrency {c} (exit "
+            f"{done.returncode}): {' '.join(tail)}"
+        )
 
 
 def _sidecar(

@@ -17,6 +17,7 @@ from infermeter.runs.endpoints_accuracy import (
     AccuracyOutcome,
     ShuffledPrompts,
     read_accuracy_set,
+    score,
 )
 from infermeter.runs.endpoints_package import PackageRequest, package
 from infermeter.runs.endpoints_plan import plan_curve
@@ -102,7 +103,19 @@ def test_the_accuracy_pass_issues_each_sample_once_performance_draws_with_replac
         ROWS,
         True,
     )
+    # gen_len: the answers' characters (no sentence ends here to re-line)
+    assert entry["score"]["gen_len"] == sum(len(r["answer"].strip()) for r in rows)
     assert not [p for p in point.problems if "accuracy" in p]
+
+
+def test_gen_len_sums_the_answers_characters_as_rouge_reads_them() -> None:
+    answers = ["  One sentence.   Two sentences!  ", "word", ""]  # "": unanswered
+    refs = ["One sentence.", "word", "gone"]
+    scores = score("rouge", answers, refs)
+    # stripped, one sentence a line: "One sentence.\nTwo sentences!" is 13 + 1 + 14
+    assert scores["gen_len"] == 28 + 4 + 0
+    assert scores["gen_num"] == 3
+    assert "gen_len" not in score("exact_match", answers, refs)
 
 
 def test_the_shuffled_order_is_a_seeded_permutation() -> None:
