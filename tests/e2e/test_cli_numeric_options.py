@@ -15,15 +15,14 @@ float option also refuses ``inf`` and ``nan`` (``cli/main.py`` checks them all).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from infermeter.cli.main import app
 from tests.cli_main import Result, run_main
 from tests.results_fixtures import write_run
 
@@ -41,11 +40,19 @@ COMMANDS = (
 
 
 def _number_options(command: str, pattern: re.Pattern[str] = NUMBER) -> list[str]:
-    result = CliRunner().invoke(
-        app, [*command.split(), "--help"], env={"COLUMNS": "250", "NO_COLOR": "1"}
-    )
-    assert result.exit_code == 0, result.output
-    return sorted(set(pattern.findall(result.output)))
+    return sorted(set(pattern.findall(_help(command))))
+
+
+@functools.cache
+def _help(command: str) -> str:
+    """The command's ``--help``, wide enough that no option's type wraps (read
+    once: both checks of a command read it)."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("COLUMNS", "250")
+        env.setenv("NO_COLOR", "1")
+        result = run_main(*command.split(), "--help")
+    assert result.code == 0, result.output
+    return result.stdout
 
 
 @pytest.fixture
