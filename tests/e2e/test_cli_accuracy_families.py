@@ -9,12 +9,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner
 
-from infermeter.cli.main import app
 from infermeter.workloads.accuracy import code_exec
-
-runner = CliRunner()
+from tests.cli_main import run_main
 
 # benchmark -> (metric checked, its value on a correct answer set, extra needed)
 FAMILIES = {
@@ -63,8 +60,8 @@ def _accuracy(tmp_path, name: str, wrong: float) -> dict:
         "--store",
         str(tmp_path / "store.db"),
     ]
-    result = runner.invoke(app, args)
-    assert result.exit_code in (0, 3), result.output
+    result = run_main(*args)
+    assert result.code in (0, 3), result.output
     return json.loads((folder / "run.json").read_text())["accuracy"]
 
 

@@ -6,19 +6,16 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from infermeter.cli.main import app
-
-runner = CliRunner()
+from tests.cli_main import run_main
 
 
 def _run(tmp_path: Path, *args: str) -> dict:
     out = tmp_path / "run"
-    result = runner.invoke(
-        app, ["run", *args, "--output-dir", str(out), "--store", str(tmp_path / "s.db")]
+    result = run_main(
+        "run", *args, "--output-dir", str(out), "--store", str(tmp_path / "s.db")
     )
-    assert result.exit_code == 0, result.output
+    assert result.code == 0, result.output
     return json.loads((out / "run.json").read_text())
 
 
@@ -98,8 +95,6 @@ def test_torch_llm_token_run_is_valid(tmp_path: Path, scenario: str) -> None:
 
 @pytest.mark.parametrize("sut", ["fake", "null"])
 def test_every_sut_says_its_planned_run(tmp_path: Path, sut: str) -> None:
-    from tests.cli_main import run_main
-
     done = run_main(
         "run", "--sut", sut, "--scenario", "Offline", "--min-duration", "0s",
         "--min-query-count", "8", "--total-sample-count", "8",

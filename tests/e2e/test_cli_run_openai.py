@@ -8,11 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from infermeter.cli.main import app
 from infermeter.servers.faults import FaultConfig
 from infermeter.servers.mock import MockConfig, MockProcess
+from tests.cli_main import run_main
 
 pytestmark = pytest.mark.integration
 
@@ -56,8 +55,11 @@ def _run(
         str(tmp / "store.db"),
         *extra,
     ]
-    result = CliRunner().invoke(app, args, env=env)
-    return result.exit_code, result.output, out
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in (env or {}).items():
+            patch.setenv(name, value)
+        result = run_main(*args)
+    return result.code, result.output, out
 
 
 def _summary(folder: Path) -> str:

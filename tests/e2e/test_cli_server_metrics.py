@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
-from typer.testing import CliRunner
 
-from infermeter.cli.main import app
 from infermeter.servers.background import ThreadedServer
 from infermeter.servers.mock import MockApp, MockConfig, MockProcess
+from tests.cli_main import run_main
 
 pytestmark = pytest.mark.integration
 
@@ -46,11 +45,11 @@ def _run(url: str, tmp: Path, *extra: str) -> tuple[int, str, Path]:
         "--performance-sample-count", "16", "--output-dir", str(out),
         "--store", str(tmp / "store.db"), "--metrics-interval", "200ms", *extra,
     ]  # fmt: skip
-    result = CliRunner().invoke(app, args)
+    result = run_main(*args)
     # A verdict either way: 250 QPS against a 2 s TTFT bound can miss on a busy
     # machine, and the scraped series are the point here.
-    code = 0 if result.exit_code == 3 and "Result: INVALID" in result.output else None
-    return code if code is not None else result.exit_code, result.output, out
+    code = 0 if result.code == 3 and "Result: INVALID" in result.output else None
+    return code if code is not None else result.code, result.output, out
 
 
 def test_run_stores_scraped_series_and_report_draws_them(
@@ -72,8 +71,8 @@ def test_run_stores_scraped_series_and_report_draws_them(
     assert running["counter"] is False
 
     report = tmp_path / "r.html"
-    result = CliRunner().invoke(app, ["report", str(out), "-o", str(report)])
-    assert result.exit_code == 0, result.output
+    result = run_main("report", str(out), "-o", str(report))
+    assert result.code == 0, result.output
     html = report.read_text()
     assert "Requests running (server)" in html
     assert "requests (vllm:num_requests_running)" in html
@@ -105,8 +104,8 @@ def test_metrics_url_off_scrapes_nothing(mock_url: str, tmp_path: Path) -> None:
 def test_sweep_stores_each_points_series(mock_url: str, tmp_path: Path) -> None:
     args = ["sweep", "--url", mock_url, "--model", "m", "--concurrency", "2,8",
             "--duration", "1", "--metrics-interval", "200ms", "--out", str(tmp_path)]  # fmt: skip
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
+    result = run_main(*args)
+    assert result.code == 0, result.output
     for point in ("00_c2", "01_c8"):
         folder = tmp_path / point / "performance"
         assert (folder / "result_summary.json").exists()
