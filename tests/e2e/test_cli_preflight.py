@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -174,27 +174,31 @@ def test_an_endpoint_that_dies_mid_run_ends_the_run(tmp_path: Path) -> None:
     args[args.index("Offline")] = "Server"
     args += ["--target-qps", "40", "--min-duration", "60s"]
     args += ["--sut-opt", "unreachable_after=1", "--min-query-count", "2400"]
-    run = subprocess.Popen(
-        [sys.executable, "-m", "infermeter", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
+    finished = threading.Event()
+    stopped_at: list[float] = []
+
+    def stop_after_some_answers() -> None:
+        # The run is in-process on the main thread (it installs signal handlers).
         deadline = time.monotonic() + 60
         while server.mock.stats["completed"] < 20:
-            assert time.monotonic() < deadline and run.poll() is None
+            if finished.is_set() or time.monotonic() > deadline:
+                return
             time.sleep(0.05)
         server.stop()  # the endpoint goes away for good
-        start = time.monotonic()
-        out, err = run.communicate(timeout=60)
+        stopped_at.append(time.monotonic())
+
+    watcher = threading.Thread(target=stop_after_some_answers, daemon=True)
+    watcher.start()
+    try:
+        result = _infermeter(*args)
     finally:
+        finished.set()
+        watcher.join(10)
         server.stop()
-        if run.poll() is None:
-            run.kill()
+    assert stopped_at, "the run ended before 20 answers"
     # Ended within seconds of the 1 s window, not after the 60 s schedule.
-    assert time.monotonic() - start < 30
-    assert run.returncode == 3, out + err
+    assert time.monotonic() - stopped_at[0] < 30
+    assert result.returncode == 3, result.stdout + result.stderr
     reasons = " ".join(_reasons(tmp_path))
     assert "The endpoint was unreachable" in reasons
 
