@@ -91,7 +91,11 @@ def test_endpoint_without_metrics_runs_unchanged_with_one_info_line(
     doc = json.loads((out / "run.json").read_text())
     assert "server_metrics" not in doc
     assert not (out / "server_metrics.json").exists()
-    assert doc["verdict"]["result"] == "VALID"
+    # Unchanged: every request answered, and no reason about metrics. (VALID
+    # itself is the machine's to give: 250 QPS can miss on a busy one, as
+    # _run says.)
+    assert doc["metrics"]["samples_failed"] == 0
+    assert not any("metrics" in r for r in doc["verdict"]["reasons"])
 
 
 def test_metrics_url_off_scrapes_nothing(mock_url: str, tmp_path: Path) -> None:
