@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_main import Result, run_main
+from tests.no_serving import Served, trap_binds
 from tests.results_fixtures import write_run
 
 NUMBER = re.compile(
@@ -101,19 +102,9 @@ def _llm_row() -> dict[str, object]:
     }  # fmt: skip
 
 
-class _Served(BaseException):
-    """A server got as far as binding its socket: it took the number."""
-
-
 @pytest.fixture(autouse=True)
 def _no_serving(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Every server binds through ``bind_socket``: trap it where each one looks it up."""
-
-    def trap(*_: object, **__: object) -> None:
-        raise _Served
-
-    for module in ("mock", "sim", "sim_fleet"):
-        monkeypatch.setattr(f"infermeter.servers.{module}.bind_socket", trap)
+    trap_binds(monkeypatch)
     yield
 
 
@@ -121,7 +112,7 @@ def _invoke(command: str, args: list[str]) -> Result:
     """The console script's exit code and output (a server that would serve is caught)."""
     try:
         return run_main(*command.split(), *args)
-    except _Served:
+    except Served:
         return Result(0, "", "it started serving: the number was accepted")
 
 

@@ -16,22 +16,15 @@ from collections.abc import Iterator
 import pytest
 
 from tests.cli_main import Result, run_main
+from tests.no_serving import Served, trap_binds
 
 pytestmark = pytest.mark.integration
 CMD = [sys.executable, "-m", "infermeter", "serve-sim"]
 
 
-class _Served(BaseException):
-    """A server got as far as binding its socket: it took the input."""
-
-
 @pytest.fixture
 def _no_serving(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    def trap(*_: object, **__: object) -> None:
-        raise _Served
-
-    for module in ("mock", "sim", "sim_fleet"):
-        monkeypatch.setattr(f"infermeter.servers.{module}.bind_socket", trap)
+    trap_binds(monkeypatch)
     yield
 
 
@@ -39,7 +32,7 @@ def _refused(*args: str) -> Result:
     """``infermeter ARGS``, which must end before any server binds."""
     try:
         return run_main(*args)
-    except _Served:
+    except Served:
         pytest.fail(f"infermeter {' '.join(args)} started serving")
 
 
