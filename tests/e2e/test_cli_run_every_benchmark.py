@@ -73,7 +73,7 @@ def test_run_reaches_a_verdict(tmp_path, name: str, scenario: str) -> None:
         "--sut",
         "fake",
         "--total-sample-count",
-        "16",
+        "8",  # a MultiStream query's eight; each sample loaded is made anew
         "--output-dir",
         str(folder),
         "--store",
