@@ -37,11 +37,14 @@ def mock_url() -> Iterator[str]:
         yield url
 
 
-def _run(url: str, tmp: Path, *extra: str) -> tuple[int, str, Path]:
+def _run(
+    url: str, tmp: Path, *extra: str, duration: str = "2s"
+) -> tuple[int, str, Path]:
+    """A Server run; 2 s for the scraped series (at 200 ms), less where none is read."""
     out = tmp / "run"
     args = [
         "run", "--sut", "openai", "--url", url, "--model", "m",
-        "--target-qps", "250", "--min-duration", "2s", "--total-sample-count", "16",
+        "--target-qps", "250", "--min-duration", duration, "--total-sample-count", "16",
         "--performance-sample-count", "16", "--output-dir", str(out),
         "--store", str(tmp / "store.db"), "--metrics-interval", "200ms", *extra,
     ]  # fmt: skip
@@ -83,7 +86,7 @@ def test_endpoint_without_metrics_runs_unchanged_with_one_info_line(
     tmp_path: Path,
 ) -> None:
     with ThreadedServer(_NoMetrics(TIMED)) as url:
-        code, output, out = _run(url, tmp_path)
+        code, output, out = _run(url, tmp_path, duration="500ms")
     assert code == 0, output
     lines = [line for line in output.splitlines() if line.startswith("info:")]
     assert len(lines) == 1
@@ -99,7 +102,9 @@ def test_endpoint_without_metrics_runs_unchanged_with_one_info_line(
 
 
 def test_metrics_url_off_scrapes_nothing(mock_url: str, tmp_path: Path) -> None:
-    code, output, out = _run(mock_url, tmp_path, "--metrics-url", "off")
+    code, output, out = _run(
+        mock_url, tmp_path, "--metrics-url", "off", duration="500ms"
+    )
     assert code == 0, output
     assert not (out / "server_metrics.json").exists()
     assert "info:" not in output
