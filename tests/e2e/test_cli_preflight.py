@@ -217,8 +217,10 @@ def test_a_non_streamed_offline_run_reports_ttft_and_tpot_as_not_measured(
     assert "n/a (answers not streamed)" in result.stdout
 
 
-def test_an_endpoint_that_never_answers_fails_within_five_seconds() -> None:
+def test_an_endpoint_that_never_answers_fails_in_seconds_not_a_minute() -> None:
     import socket
+
+    from infermeter.runs.preflight import CHECK_TIMEOUT_S, PROBE_TIMEOUT_S
 
     with (
         socket.socket() as silent
@@ -227,6 +229,9 @@ def test_an_endpoint_that_never_answers_fails_within_five_seconds() -> None:
         silent.listen(8)
         url = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
         start = time.monotonic()
-        with pytest.raises(SUTConnectionError, match="no answer within"):
+        with pytest.raises(SUTConnectionError, match="no answer within 4 s"):
             preflight(OpenAIConfig(url=url, model="m"), SyntheticPrompts(1))
-        assert time.monotonic() - start < 5
+        # The look-up's 4 s timeout, with room for a busy machine (1 s was all a
+        # late wake-up had); never the probe's 60 s.
+        elapsed = time.monotonic() - start
+        assert CHECK_TIMEOUT_S - 0.1 <= elapsed < CHECK_TIMEOUT_S + 6 < PROBE_TIMEOUT_S
