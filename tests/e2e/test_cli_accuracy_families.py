@@ -6,15 +6,14 @@ ten wrong in a way that family's metric sees.
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 
 import pytest
-from typer.testing import CliRunner
 
-from infermeter.cli.main import app
 from infermeter.workloads.accuracy import code_exec
-
-runner = CliRunner()
+from tests.cli_main import run_main
 
 # benchmark -> (metric checked, its value on a correct answer set, extra needed)
 FAMILIES = {
@@ -63,9 +62,17 @@ def _accuracy(tmp_path, name: str, wrong: float) -> dict:
         "--store",
         str(tmp_path / "store.db"),
     ]
-    result = runner.invoke(app, args)
-    assert result.exit_code in (0, 3), result.output
+    result = run_main(*args)
+    assert result.code in (0, 3), result.output
     return json.loads((folder / "run.json").read_text())["accuracy"]
+
+
+@pytest.fixture(scope="module")
+def accuracy(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, float], dict]:
+    """One run per (benchmark, wrong) in this module: the mbxp check reads the
+    mixtral-8x7b runs the family check made."""
+    root = tmp_path_factory.mktemp("accuracy")
+    return functools.cache(functools.partial(_accuracy, root))
 
 
 def _metric(report: dict, name: str) -> dict:
@@ -73,14 +80,14 @@ def _metric(report: dict, name: str) -> dict:
 
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
-def test_correct_answers_pass_perturbed_fail(tmp_path, name: str) -> None:
+def test_correct_answers_pass_perturbed_fail(accuracy, name: str) -> None:
     metric, perfect, extra = FAMILIES[name]
     if extra is not None:
         pytest.importorskip(extra)
-    good = _accuracy(tmp_path, name, 0.0)
+    good = accuracy(name, 0.0)
     assert good["passed"] is True, good
     assert _metric(good, metric)["value"] == pytest.approx(perfect)
-    bad = _accuracy(tmp_path, name, 0.9)
+    bad = accuracy(name, 0.9)
     assert bad["passed"] is False, bad
     assert _metric(bad, metric)["value"] < perfect
 
@@ -89,10 +96,10 @@ def test_correct_answers_pass_perturbed_fail(tmp_path, name: str) -> None:
     code_exec.isolation_problem() is not None,
     reason=str(code_exec.isolation_problem()),
 )
-def test_mbxp_runs_the_code(tmp_path) -> None:
-    good = _accuracy(tmp_path, "mixtral-8x7b", 0.0)
+def test_mbxp_runs_the_code(accuracy) -> None:
+    good = accuracy("mixtral-8x7b", 0.0)
     assert _metric(good, "mbxp")["value"] == 100.0
-    bad = _accuracy(tmp_path, "mixtral-8x7b", 0.9)
+    bad = accuracy("mixtral-8x7b", 0.9)
     assert _metric(bad, "mbxp")["value"] < 100.0
     assert _metric(bad, "mbxp")["passed"] is False
 

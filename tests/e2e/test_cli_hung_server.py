@@ -1,6 +1,10 @@
 """A server that stops answering mid-run (SIGSTOP): the run ends on the completion
 timeout with honest figures: a non-negative duration, rates from the samples that
 completed, and the same failed / never-answered counts in run.json and records.npz.
+
+The mock is a child process (SIGSTOP is the point); the run is in-process
+through ``main()`` on the main thread (it installs signal handlers), watched
+from a thread that stops the mock.
 """
 
 from __future__ import annotations
@@ -8,8 +12,7 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -18,6 +21,7 @@ import numpy as np
 import pytest
 
 from infermeter.servers.mock import MockConfig, MockProcess
+from tests.cli_main import run_main
 
 pytestmark = pytest.mark.integration
 
@@ -36,30 +40,39 @@ def test_completion_timeout_against_a_stopped_server(tmp_path: Path) -> None:
     mock = MockProcess(cfg)
     url = mock.start()
     out = tmp_path / "run"
-    cmd = [
-        sys.executable, "-m", "infermeter", "run", "--sut", "openai",
+    args = [
+        "run", "--sut", "openai",
         "--url", url, "--model", "m", "--benchmark", "llama2-70b",
         "--scenario", "Server", "--target-qps", "20", "--min-duration", "2s",
         "--min-query-count", "16", "--performance-sample-count", "16",
         "--total-sample-count", "16", "--completion-timeout", "2s",
         "--output-dir", str(out), "--store", str(tmp_path / "store.db"),
     ]  # fmt: skip
-    run = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert mock._process is not None and mock._process.pid
     pid = mock._process.pid
-    try:
+    finished = threading.Event()
+    stopped: list[bool] = []
+
+    def hang_after_some_answers() -> None:
         deadline = time.monotonic() + 60
         while _served(url) < 12:  # some answers first, then the server hangs
-            assert time.monotonic() < deadline and run.poll() is None
+            if finished.is_set() or time.monotonic() > deadline:
+                return
             time.sleep(0.05)
         os.kill(pid, signal.SIGSTOP)
-        stdout, stderr = run.communicate(timeout=120)
+        stopped.append(True)
+
+    watcher = threading.Thread(target=hang_after_some_answers, daemon=True)
+    watcher.start()
+    try:
+        done = run_main(*args)
     finally:
+        finished.set()
+        watcher.join(10)
         os.kill(pid, signal.SIGCONT)
         mock.stop()
-        if run.poll() is None:
-            run.kill()
-    assert run.returncode == 3, stdout.decode() + stderr.decode()
+    assert stopped, "the run ended before 12 answers"
+    assert done.code == 3, done.output
     doc = json.loads((out / "run.json").read_text())
     m = doc["metrics"]
     assert m["duration_s"] >= 0

@@ -15,16 +15,16 @@ float option also refuses ``inf`` and ``nan`` (``cli/main.py`` checks them all).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from infermeter.cli.main import app
 from tests.cli_main import Result, run_main
+from tests.no_serving import Served, trap_binds
 from tests.results_fixtures import write_run
 
 NUMBER = re.compile(
@@ -41,11 +41,19 @@ COMMANDS = (
 
 
 def _number_options(command: str, pattern: re.Pattern[str] = NUMBER) -> list[str]:
-    result = CliRunner().invoke(
-        app, [*command.split(), "--help"], env={"COLUMNS": "250", "NO_COLOR": "1"}
-    )
-    assert result.exit_code == 0, result.output
-    return sorted(set(pattern.findall(result.output)))
+    return sorted(set(pattern.findall(_help(command))))
+
+
+@functools.cache
+def _help(command: str) -> str:
+    """The command's ``--help``, wide enough that no option's type wraps (read
+    once: both checks of a command read it)."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("COLUMNS", "250")
+        env.setenv("NO_COLOR", "1")
+        result = run_main(*command.split(), "--help")
+    assert result.code == 0, result.output
+    return result.stdout
 
 
 @pytest.fixture
@@ -94,19 +102,9 @@ def _llm_row() -> dict[str, object]:
     }  # fmt: skip
 
 
-class _Served(BaseException):
-    """A server got as far as binding its socket: it took the number."""
-
-
 @pytest.fixture(autouse=True)
 def _no_serving(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Every server binds through ``bind_socket``: trap it where each one looks it up."""
-
-    def trap(*_: object, **__: object) -> None:
-        raise _Served
-
-    for module in ("mock", "sim", "sim_fleet"):
-        monkeypatch.setattr(f"infermeter.servers.{module}.bind_socket", trap)
+    trap_binds(monkeypatch)
     yield
 
 
@@ -114,7 +112,7 @@ def _invoke(command: str, args: list[str]) -> Result:
     """The console script's exit code and output (a server that would serve is caught)."""
     try:
         return run_main(*command.split(), *args)
-    except _Served:
+    except Served:
         return Result(0, "", "it started serving: the number was accepted")
 
 

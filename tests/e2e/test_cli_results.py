@@ -9,13 +9,10 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from typer.testing import CliRunner
 
-from infermeter.cli.main import app
-from infermeter.errors import ConfigError, StoreError
+from tests.cli_main import Result, run_main
 from tests.results_fixtures import write_run
 
-runner = CliRunner()
 V41_FILE = (
     Path(__file__).resolve().parents[2]
     / ".."
@@ -24,9 +21,18 @@ V41_FILE = (
 
 
 def _ok(args):
-    result = runner.invoke(app, args)
-    assert result.exit_code == 0, result.output + repr(result.exception)
+    result = run_main(*args)
+    assert result.code == 0, result.output
     return result.output
+
+
+def _error(result: Result, code: int, *words: str) -> None:
+    """One ``error:`` line and ``code``: 2 for a ConfigError, 1 for any other
+    InfermeterError (``main()`` maps them), never an internal error."""
+    assert result.code == code, result.output
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    for word in words:
+        assert word in result.stderr, result.stderr
 
 
 def test_add_list_show_export_rm(tmp_path):
@@ -116,18 +122,15 @@ def test_bad_inputs_raise_the_right_errors(tmp_path):
     bad = tmp_path / "truncated.json"
     bad.write_text('[{"ID": "v4.1-0001"')
     store = str(tmp_path / "s.sqlite")
-    result = runner.invoke(app, ["results", "import", str(bad), "--store", store])
-    assert isinstance(result.exception, ConfigError)
+    _error(run_main("results", "import", str(bad), "--store", store), 2, "valid JSON")
     run = write_run(tmp_path / "run")
     (run / "records.npz").unlink()
-    result = runner.invoke(app, ["results", "add", str(run), "--store", store])
-    assert isinstance(result.exception, StoreError)
+    added = run_main("results", "add", str(run), "--store", store)
+    _error(added, 1, "missing records.npz")  # a StoreError
     good = write_run(
         tmp_path / "good", gpu={"name": "h300", "count": 1}, sut_kind="torch_llm"
     )
-    result = runner.invoke(app, ["compare", str(good), "--store", store])
-    assert isinstance(result.exception, ConfigError)
-    assert "Unknown GPU 'h300'" in str(result.exception)
+    _error(run_main("compare", str(good), "--store", store), 2, "Unknown GPU 'h300'")
 
 
 def test_console_script_prints_one_line_errors(tmp_path):
@@ -151,32 +154,22 @@ def test_console_script_prints_one_line_errors(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0
     assert "not an MLCommons summary_results.json" in proc.stderr
+    # The console script once; the same mapping in-process (main()) for the rest.
     run = write_run(tmp_path / "run", gpu={"name": "h100-sxm", "count": 8})
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "infermeter",
-            "compare",
-            str(run),
-            "--currency",
-            "XYZ",
-            "--store",
-            str(tmp_path / "s.sqlite"),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+    args = (
+        "compare",
+        str(run),
+        "--currency",
+        "XYZ",
+        "--store",
+        str(tmp_path / "s.sqlite"),
     )
-    assert proc.returncode == 2 and "Unknown currency 'XYZ'" in proc.stderr
-    assert "Traceback" not in proc.stderr
+    _error(run_main(*args), 2, "Unknown currency 'XYZ'")
 
 
 def test_an_unwritable_output_path_is_one_line_with_exit_2(tmp_path):
     # report -o, results export and model calibrate --write ended in
     # "internal error: FileNotFoundError" for a path under a file.
-    from tests.cli_main import run_main
-
     run = write_run(tmp_path / "run")
     blocked = tmp_path / "a-file"
     blocked.write_text("")

@@ -6,17 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from infermeter.cli.main import app
 from tests.cli_main import run_main
-
-runner = CliRunner()
 
 
 def run(*args: str) -> tuple[int, str]:
-    result = runner.invoke(app, ["run", *args], catch_exceptions=False)
-    return result.exit_code, result.output
+    result = run_main("run", *args)
+    return result.code, result.output
 
 
 @pytest.fixture
@@ -175,8 +171,8 @@ def test_bad_user_conf_names_file_line_and_key(
 
 
 def test_help_ends_with_examples() -> None:
-    result = runner.invoke(app, ["run", "--help"])
-    assert result.exit_code == 0
+    result = run_main("run", "--help")
+    assert result.code == 0
     assert "Examples:" in result.output
 
 

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from infermeter.cli.main import app
-from tests.cli_main import flat
+from tests.cli_main import flat, run_main
 
 pytestmark = pytest.mark.integration
 LABEL = "simulated 8x H100 SXM (infermeter performance model) — not a measurement"
@@ -19,22 +15,18 @@ LABEL = "simulated 8x H100 SXM (infermeter performance model) — not a measurem
 
 def test_default_run_shortened_is_valid_and_compared(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    result = CliRunner().invoke(
-        app,
-        [
-            "run",
-            "--min-duration",
-            "5s",
-            "--output-len",
-            "uniform:4:40",
-            "--output-dir",
-            str(out),
-            "--store",
-            str(tmp_path / "store.db"),
-        ],
-        catch_exceptions=False,
+    result = run_main(
+        "run",
+        "--min-duration",
+        "5s",
+        "--output-len",
+        "uniform:4:40",
+        "--output-dir",
+        str(out),
+        "--store",
+        str(tmp_path / "store.db"),
     )
-    assert result.exit_code == 0, result.output
+    assert result.code == 0, result.output
     text = flat(result.output)
     assert (
         "Result: VALID — llama2-70b Server PerformanceOnly on simulated 8x H100" in text
@@ -53,15 +45,12 @@ def test_default_run_shortened_is_valid_and_compared(tmp_path: Path) -> None:
     assert doc["dataset"]["total_sample_count"] == 256
 
 
-def test_default_run_of_a_non_llm_benchmark_says_pass_sut(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "infermeter", "run", "--benchmark", "resnet50"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-    )
-    assert done.returncode == 2
+def test_default_run_of_a_non_llm_benchmark_says_pass_sut(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # a run folder, if one were written, lands here
+    done = run_main("run", "--benchmark", "resnet50")
+    assert done.code == 2, done.output
     assert "simulates LLM benchmarks only" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
 

@@ -18,11 +18,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from infermeter.cli.main import app
 from infermeter.servers.mock import MockConfig, MockProcess
 from infermeter.workloads.datasets.media_files import png_bytes, wav_bytes
+from tests.cli_main import run_main
 
 pytestmark = pytest.mark.integration
 TTFT_S, ITL_S = 0.02, 0.002
@@ -70,8 +69,8 @@ def _run(
         str(tmp / "store.db"),
         *extra,
     ]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
+    result = run_main(*args)
+    assert result.code == 0, result.output
     summary = (out / "mlperf_log_summary.txt").read_text()
     assert "Result is : VALID" in summary
     run = json.loads((out / "run.json").read_text())

@@ -1,4 +1,9 @@
-"""``infermeter serve-sim`` as a user runs it: a subprocess, help, and bad input."""
+"""``infermeter serve-sim`` as a user runs it: a subprocess, help, and bad input.
+
+The servers that serve run as children (as a user starts them); bad input is
+checked in-process through ``main()`` (the console script's exit code and line),
+with the socket's bind trapped: a server that took the bad input is caught there.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +11,29 @@ import json
 import subprocess
 import sys
 import urllib.request
+from collections.abc import Iterator
 
 import pytest
-from typer.testing import CliRunner
 
-from infermeter.cli.main import app
-from infermeter.errors import ConfigError
+from tests.cli_main import Result, run_main
+from tests.no_serving import Served, trap_binds
 
 pytestmark = pytest.mark.integration
 CMD = [sys.executable, "-m", "infermeter", "serve-sim"]
+
+
+@pytest.fixture
+def _no_serving(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    trap_binds(monkeypatch)
+    yield
+
+
+def _refused(*args: str) -> Result:
+    """``infermeter ARGS``, which must end before any server binds."""
+    try:
+        return run_main(*args)
+    except Served:
+        pytest.fail(f"infermeter {' '.join(args)} started serving")
 
 
 def test_serve_sim_subprocess_answers_with_simulated_timing() -> None:
@@ -67,31 +86,30 @@ def test_serve_sim_subprocess_answers_with_simulated_timing() -> None:
         ),
     ],
 )
+@pytest.mark.usefixtures("_no_serving")
 def test_bad_input_is_one_line_with_exit_2(args: list[str], message: str) -> None:
-    done = subprocess.run(
-        [*CMD, "--port", "0", *args], capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 2
+    done = _refused("serve-sim", "--port", "0", *args)
+    assert done.code == 2, done.output
     assert message in done.stderr and done.stderr.count("\n") == 1
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.usefixtures("_no_serving")
 def test_a_port_outside_0_to_65535_is_a_usage_error() -> None:
     # -1 used to reach bind() and end in "internal error: OverflowError".
-    runner = CliRunner()
     for cmd, port in (("serve-sim", "-1"), ("serve-mock", "70000")):
-        result = runner.invoke(app, [cmd, "--port", port])
-        assert result.exit_code == 2, result.output
+        result = _refused(cmd, "--port", port)
+        assert result.code == 2, result.output
         assert "Invalid value for '--port'" in result.output
 
 
+@pytest.mark.usefixtures("_no_serving")
 def test_help_lists_examples_and_the_command_is_registered() -> None:
-    runner = CliRunner()
-    result = runner.invoke(app, ["serve-sim", "--help"])
-    assert result.exit_code == 0 and "Examples:" in result.output
+    result = run_main("serve-sim", "--help")
+    assert result.code == 0 and "Examples:" in result.output
     assert "--time-scale" in result.output and "--chunk-ms" in result.output
-    result = runner.invoke(app, ["serve-sim", "--chunk-ms", "0", "--port", "0"])
-    assert isinstance(result.exception, ConfigError)
+    result = _refused("serve-sim", "--chunk-ms", "0", "--port", "0")
+    assert result.code == 2 and result.stderr.startswith("error: "), result.output
 
 
 def _get(url: str) -> bytes:

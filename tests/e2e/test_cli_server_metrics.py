@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
-from typer.testing import CliRunner
 
-from infermeter.cli.main import app
 from infermeter.servers.background import ThreadedServer
 from infermeter.servers.mock import MockApp, MockConfig, MockProcess
+from tests.cli_main import run_main
 
 pytestmark = pytest.mark.integration
 
@@ -38,19 +37,22 @@ def mock_url() -> Iterator[str]:
         yield url
 
 
-def _run(url: str, tmp: Path, *extra: str) -> tuple[int, str, Path]:
+def _run(
+    url: str, tmp: Path, *extra: str, duration: str = "2s"
+) -> tuple[int, str, Path]:
+    """A Server run; 2 s for the scraped series (at 200 ms), less where none is read."""
     out = tmp / "run"
     args = [
         "run", "--sut", "openai", "--url", url, "--model", "m",
-        "--target-qps", "250", "--min-duration", "2s", "--total-sample-count", "16",
+        "--target-qps", "250", "--min-duration", duration, "--total-sample-count", "16",
         "--performance-sample-count", "16", "--output-dir", str(out),
         "--store", str(tmp / "store.db"), "--metrics-interval", "200ms", *extra,
     ]  # fmt: skip
-    result = CliRunner().invoke(app, args)
+    result = run_main(*args)
     # A verdict either way: 250 QPS against a 2 s TTFT bound can miss on a busy
     # machine, and the scraped series are the point here.
-    code = 0 if result.exit_code == 3 and "Result: INVALID" in result.output else None
-    return code if code is not None else result.exit_code, result.output, out
+    code = 0 if result.code == 3 and "Result: INVALID" in result.output else None
+    return code if code is not None else result.code, result.output, out
 
 
 def test_run_stores_scraped_series_and_report_draws_them(
@@ -72,8 +74,8 @@ def test_run_stores_scraped_series_and_report_draws_them(
     assert running["counter"] is False
 
     report = tmp_path / "r.html"
-    result = CliRunner().invoke(app, ["report", str(out), "-o", str(report)])
-    assert result.exit_code == 0, result.output
+    result = run_main("report", str(out), "-o", str(report))
+    assert result.code == 0, result.output
     html = report.read_text()
     assert "Requests running (server)" in html
     assert "requests (vllm:num_requests_running)" in html
@@ -84,7 +86,7 @@ def test_endpoint_without_metrics_runs_unchanged_with_one_info_line(
     tmp_path: Path,
 ) -> None:
     with ThreadedServer(_NoMetrics(TIMED)) as url:
-        code, output, out = _run(url, tmp_path)
+        code, output, out = _run(url, tmp_path, duration="500ms")
     assert code == 0, output
     lines = [line for line in output.splitlines() if line.startswith("info:")]
     assert len(lines) == 1
@@ -92,11 +94,17 @@ def test_endpoint_without_metrics_runs_unchanged_with_one_info_line(
     doc = json.loads((out / "run.json").read_text())
     assert "server_metrics" not in doc
     assert not (out / "server_metrics.json").exists()
-    assert doc["verdict"]["result"] == "VALID"
+    # Unchanged: every request answered, and no reason about metrics. (VALID
+    # itself is the machine's to give: 250 QPS can miss on a busy one, as
+    # _run says.)
+    assert doc["metrics"]["samples_failed"] == 0
+    assert not any("metrics" in r for r in doc["verdict"]["reasons"])
 
 
 def test_metrics_url_off_scrapes_nothing(mock_url: str, tmp_path: Path) -> None:
-    code, output, out = _run(mock_url, tmp_path, "--metrics-url", "off")
+    code, output, out = _run(
+        mock_url, tmp_path, "--metrics-url", "off", duration="500ms"
+    )
     assert code == 0, output
     assert not (out / "server_metrics.json").exists()
     assert "info:" not in output
@@ -105,8 +113,8 @@ def test_metrics_url_off_scrapes_nothing(mock_url: str, tmp_path: Path) -> None:
 def test_sweep_stores_each_points_series(mock_url: str, tmp_path: Path) -> None:
     args = ["sweep", "--url", mock_url, "--model", "m", "--concurrency", "2,8",
             "--duration", "1", "--metrics-interval", "200ms", "--out", str(tmp_path)]  # fmt: skip
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
+    result = run_main(*args)
+    assert result.code == 0, result.output
     for point in ("00_c2", "01_c8"):
         folder = tmp_path / point / "performance"
         assert (folder / "result_summary.json").exists()

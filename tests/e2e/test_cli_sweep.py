@@ -7,9 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from infermeter.cli.main import app
 from infermeter.servers.mock import MockConfig, MockProcess
 from tests.cli_main import run_main
 
@@ -50,8 +48,8 @@ def test_concurrency_sweep_writes_endpoints_files(url: str, tmp_path: Path) -> N
         str(tmp_path),
         "--json",
     ]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
+    result = run_main(*args)
+    assert result.code == 0, result.output
     rows = json.loads(result.stdout)["points"]
     assert [r["concurrency"] for r in rows] == [1.0, 4.0]
     assert all(r["completed"] == 12 and r["failed"] == 0 for r in rows)
@@ -94,16 +92,16 @@ def test_rate_sweep_table_and_limits(url: str) -> None:
         "--ttft-ms",
         "1",
     ]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
+    result = run_main(*args)
+    assert result.code == 0, result.output
     assert "Endpoint curve" in result.output and "meets" in result.output
     assert " no " in result.output  # a 1 ms TTFT limit: no point meets it
 
 
 def test_sweep_needs_exactly_one_mode(url: str) -> None:
-    result = CliRunner().invoke(app, ["sweep", "--url", url, "--model", "m"])
-    assert result.exit_code != 0
-    assert "exactly one of --concurrency" in str(result.exception)
+    result = run_main("sweep", "--url", url, "--model", "m")
+    assert result.code != 0
+    assert "exactly one of --concurrency" in result.stderr
 
 
 def test_trace_replay_point(url: str, tmp_path: Path) -> None:
@@ -133,8 +131,8 @@ def test_trace_replay_point(url: str, tmp_path: Path) -> None:
         str(tmp_path / "out"),
         "--json",
     ]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
+    result = run_main(*args)
+    assert result.code == 0, result.output
     (row,) = json.loads(result.stdout)["points"]
     assert row["completed"] == 10 and row["failed"] == 0
     summary = json.loads(
@@ -160,8 +158,8 @@ def test_a_sweep_where_every_request_fails_exits_non_zero_with_reasons(
     server.stop()  # nothing listens there any more
     args = ["sweep", "--url", dead, "--model", "m", "--concurrency", "1,2",
             "--requests", "6", "--no-preflight", "--out", str(tmp_path), "--json"]  # fmt: skip
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 1, result.output
+    result = run_main(*args)
+    assert result.code == 1, result.output
     rows = json.loads(result.stdout)["points"]
     assert not any(r["pareto"] for r in rows)
     assert all(r["completed"] == 0 and r["failed"] == 6 for r in rows)
@@ -169,18 +167,18 @@ def test_a_sweep_where_every_request_fails_exits_non_zero_with_reasons(
     assert all(len(r["failure_reasons"]) == 1 for r in rows)
     assert all(not r["client_bound"] for r in rows)
     assert "no request completed" in result.stderr
-    table = CliRunner().invoke(app, [*args[:-1], "--force"])  # the same --out
-    assert table.exit_code == 1
+    table = run_main(*args[:-1], "--force")  # the same --out
+    assert table.code == 1
     assert "6 of 6 requests failed: 6 x cannot connect" in table.stdout
 
 
 def test_a_negative_seed_or_a_zero_metrics_interval_is_refused(url: str) -> None:
     # --seed -1 reached numpy; --metrics-interval 0s would scrape in a busy loop.
     base = ["sweep", "--url", url, "--model", "m", "--concurrency", "1"]
-    seed = CliRunner().invoke(app, [*base, "--seed", "-1"])
-    assert seed.exit_code == 2 and "Invalid value for '--seed'" in seed.output
-    scrape = CliRunner().invoke(app, [*base, "--metrics-interval", "0s"])
-    assert "--metrics-interval must be > 0" in str(scrape.exception)
+    seed = run_main(*base, "--seed", "-1")
+    assert seed.code == 2 and "Invalid value for '--seed'" in seed.output
+    scrape = run_main(*base, "--metrics-interval", "0s")
+    assert "--metrics-interval must be > 0" in scrape.stderr
 
 
 @pytest.mark.parametrize(
@@ -205,10 +203,10 @@ def test_bad_numbers_are_refused_before_any_request(
     base = ["sweep", "--url", "http://127.0.0.1:9/v1", "--model", "m"]
     chosen = {"--rates", "--search", "--concurrency"} & set(args)
     mode = [] if chosen else ["--concurrency", "1"]
-    result = CliRunner().invoke(app, [*base, *mode, *args])
-    assert message in str(result.exception)
-    warm = CliRunner().invoke(app, [*base, "--concurrency", "1", "--warmup", "-1"])
-    assert warm.exit_code == 2 and "Invalid value for '--warmup'" in warm.output
+    result = run_main(*base, *mode, *args)
+    assert message in result.stderr
+    warm = run_main(*base, "--concurrency", "1", "--warmup", "-1")
+    assert warm.code == 2 and "Invalid value for '--warmup'" in warm.output
 
 
 def test_an_unwritable_out_folder_is_refused_before_any_load(
@@ -219,14 +217,13 @@ def test_an_unwritable_out_folder_is_refused_before_any_load(
     blocked.write_text("")
     args = ["sweep", "--url", url, "--model", "m", "--concurrency", "1",
             "--requests", "4", "--out", str(blocked / "sweep")]  # fmt: skip
-    result = CliRunner().invoke(app, args)
-    assert "--out" in str(result.exception)
-    assert "cannot be written (Not a directory)" in str(result.exception)
+    result = run_main(*args)
+    assert "--out" in result.stderr
+    assert "cannot be written (Not a directory)" in result.stderr
     assert "preflight" not in result.output  # refused before the probe request
 
 
 def test_a_sweep_without_a_server_fails_in_the_preflight(tmp_path: Path) -> None:
-    from infermeter.errors import SUTConnectionError
     from infermeter.servers.mock import MockServer
 
     server = MockServer()
@@ -234,16 +231,17 @@ def test_a_sweep_without_a_server_fails_in_the_preflight(tmp_path: Path) -> None
     server.stop()
     args = ["sweep", "--url", dead, "--model", "m", "--concurrency", "1",
             "--requests", "6"]  # fmt: skip
-    result = CliRunner().invoke(app, args)
-    assert isinstance(result.exception, SUTConnectionError)  # main(): one line, exit 1
-    assert "connection refused" in str(result.exception)
+    result = run_main(*args)
+    assert result.code == 1, result.output  # a SUTConnectionError: one line, exit 1
+    (error,) = [x for x in result.stderr.splitlines() if x.startswith("error: ")]
+    assert "connection refused" in error and "Traceback" not in result.stderr
 
 
 def test_a_non_streamed_sweep_shows_ttft_and_tpot_as_not_measured(url: str) -> None:
     args = ["sweep", "--url", url, "--model", "m", "--concurrency", "2",
             "--requests", "6", "--output-tokens", "8", "--sut-opt", "stream=false"]  # fmt: skip
-    result = CliRunner().invoke(app, [*args, "--json"])
-    assert result.exit_code == 0, result.output
+    result = run_main(*args, "--json")
+    assert result.code == 0, result.output
     row = json.loads(result.stdout)["points"][0]
     assert (row["ttft_p90_ms"], row["tpot_p90_ms"], row["tps_per_user"]) == (
         None,
@@ -251,8 +249,8 @@ def test_a_non_streamed_sweep_shows_ttft_and_tpot_as_not_measured(url: str) -> N
         None,
     )
     assert row["completed"] == 6 and row["system_tps"] > 0
-    table = CliRunner().invoke(app, args)
-    assert table.exit_code == 0
+    table = run_main(*args)
+    assert table.code == 0
     assert table.stdout.count("n/a") >= 3
 
 

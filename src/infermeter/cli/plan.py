@@ -118,6 +118,8 @@ def plan_command(
     )
     from infermeter.perfmodel.specs import get_workload
 
+    if simulate < 0:  # before the plan: it takes seconds, and then is refused
+        raise ConfigError(f"--simulate must be >= 0 requests (got {simulate}).")
     wl = get_workload(model)
     targets = Targets(
         users,
@@ -243,8 +245,6 @@ def _simulated(
     from infermeter.perfmodel.plancheck import simulate_option
     from infermeter.perfmodel.planner import Option
 
-    if requests < 0:
-        raise ConfigError(f"--simulate must be >= 0 requests (got {requests}).")
     out: list[Simulated | None] = []
     err = Console(stderr=True, highlight=False)
     for r in rows:
