@@ -76,3 +76,27 @@ def _private_results_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("INFERMETER_HOME", str(tmp_path_factory.mktemp("home")))
         yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _cli_runner_builds_the_command_once() -> Iterator[None]:
+    """``CliRunner().invoke(app, ...)`` gets the command ``main()`` runs.
+
+    typer's runner rebuilds the click command on every call (0.2-0.5 CPU-s of
+    annotation reading), and hundreds of tests call it. ``build_command`` is the
+    one the console script runs, built once per process: examples last, every
+    number option finite.
+    """
+    import typer.testing
+
+    original = typer.testing._get_command
+
+    def command_of(app: Any) -> Any:
+        from infermeter.cli.main import app as ours
+        from infermeter.cli.main import build_command
+
+        return build_command() if app is ours else original(app)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(typer.testing, "_get_command", command_of)
+        yield
