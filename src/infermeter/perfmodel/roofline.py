@@ -22,6 +22,7 @@ How a replica spreads a model over its accelerators:
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -425,6 +426,31 @@ def step_time_s(
     launches = np.where(prefill > 0, m.layers * eff.launch_per_layer_s, 0.0)
     total: FloatArray = gemm_s + attn_s + act_s + comm + eff.step_overhead_s + launches
     return total
+
+
+def step_time_one(
+    dep: Deployment,
+    eff: Efficiency,
+    *,
+    decode: float,
+    sequences: float,
+    context: float,
+    prefill: float,
+    prefill_context: float,
+) -> float:
+    """``step_time_s`` of one step from plain numbers: the same formula, at half
+    the cost of one-element arrays (numpy's functions on scalars skip the array
+    set-up). The serving simulator calls it once per replica step."""
+    # step_time_s's operators and numpy functions take floats as they take
+    # arrays; its signature says arrays for the grids the fit evaluates.
+    scalar: dict[str, Any] = {
+        "decode": decode,
+        "sequences": sequences,
+        "context": context,
+        "prefill": prefill,
+        "prefill_context": prefill_context,
+    }
+    return float(step_time_s(dep, eff, **scalar))
 
 
 def _f(x: float) -> FloatArray:
