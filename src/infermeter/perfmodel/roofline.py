@@ -368,11 +368,24 @@ def ridge(compute: FloatArray, memory: FloatArray) -> FloatArray:
     """An operator group's time from its compute and memory times: their
     ``RIDGE_P``-norm. Far from the ridge it is the larger; at the ridge, where a
     kernel would have to keep both units saturated at once, 2^(1/p) times it."""
+    if isinstance(compute, float) and isinstance(memory, float):
+        # One step of the simulator (step_time_one): Python's float arithmetic,
+        # the same IEEE operations at a tenth of numpy's cost on scalars.
+        return _ridge_one(compute, memory)
     hi = np.maximum(compute, memory)
     safe = np.where(hi > 0, hi, 1.0)
     norm = ((compute / safe) ** RIDGE_P + (memory / safe) ** RIDGE_P) ** (1 / RIDGE_P)
     out: FloatArray = hi * norm
     return out
+
+
+def _ridge_one(compute: float, memory: float) -> float:
+    """``ridge`` of two numbers."""
+    hi = max(compute, memory)
+    safe = hi if hi > 0 else 1.0
+    total: float = (compute / safe) ** RIDGE_P + (memory / safe) ** RIDGE_P
+    norm: float = total ** (1 / RIDGE_P)
+    return hi * norm
 
 
 def step_time_s(
