@@ -409,8 +409,8 @@ def step_time_s(
     """
     m, r = dep.model, dep.rates
     seqs = decode if sequences is None else sequences
-    eta_c = np.asarray(eff.compute if compute_eff is None else compute_eff, dtype=float)
-    eta_m = np.asarray(eff.memory if memory_eff is None else memory_eff, dtype=float)
+    eta_c = eff.compute if compute_eff is None else compute_eff
+    eta_m = eff.memory if memory_eff is None else memory_eff
     tokens = decode + prefill
     if m.sliding_layers:
         context = m.attended_context(context)
