@@ -116,7 +116,7 @@ class SiblingAnchors(Anchors):
         self.how = how
 
     def _steps(self, target: PublishedRow, task: tuple[str, str]) -> int | None:
-        own = anchor._task(target)
+        own = anchor.task(target)
         if task == own:
             return 0
         if task[0] == own[0] and self.how.scenario:

@@ -168,7 +168,7 @@ def predict_command(
         read = load_results(_present(fits))
         coef = calibrate_rows(read.rows, f"refitted on {' + '.join(read.rounds)}")
     name = f"predict {' + '.join(target.rounds)} from a fit {coef.label}"
-    found = anchors_from(read, coef)
+    found = anchors_from(read, coef, target.rows)
     _emit(predict_anchored(target, coef, found, name), as_json=as_json, rows=rows)
 
 

@@ -112,7 +112,8 @@ def nearness(target: PublishedRow, anchor: PublishedRow) -> int:
     return 4
 
 
-def _task(row: PublishedRow) -> tuple[str, str]:
+def task(row: PublishedRow) -> tuple[str, str]:
+    """What anchors a row: its benchmark (merged -99/-99.9 key) and scenario."""
     return (get_workload(row.benchmark).key, row.scenario)
 
 
@@ -125,7 +126,7 @@ class Anchors:
         self._by_task: dict[tuple[str, str], list[tuple[Prepared, float]]] = {}
         for p in rows:
             entry = (p, predict_log(p, coef))
-            self._by_task.setdefault(_task(p.row), []).append(entry)
+            self._by_task.setdefault(task(p.row), []).append(entry)
         self.rounds = tuple(sorted({p.row.round for p in rows}, key=round_ordinal))
 
     def candidates(self, target: PublishedRow) -> list[tuple[Prepared, float]]:
@@ -133,7 +134,7 @@ class Anchors:
         limit = round_ordinal(target.round) if target.round else math.inf
         return [
             (p, m)
-            for p, m in self._by_task.get(_task(target), ())
+            for p, m in self._by_task.get(task(target), ())
             if round_ordinal(p.row.round) < limit
         ]
 

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from infermeter.errors import ConfigError
-from infermeter.perfmodel.anchor import Anchor, Anchors, Estimate
+from infermeter.perfmodel.anchor import Anchor, Anchors, Estimate, task
 from infermeter.perfmodel.fit import (
     Coefficients,
     fit,
@@ -337,10 +337,21 @@ def fit_rows(coef: Coefficients) -> Rows | None:
     return load_results([str(p) for p in paths])
 
 
-def anchors_from(rows: Rows | None, coef: Coefficients) -> Anchors | None:
+def anchors_from(
+    rows: Rows | None,
+    coef: Coefficients,
+    targets: Sequence[PublishedRow] | None = None,
+) -> Anchors | None:
+    """``rows`` as anchors under ``coef``; with ``targets``, only the rows of their
+    benchmarks and scenarios (the only ones an estimate of them reads: a prediction
+    of a few rows then places a few dozen on the speed grid, not a whole round's)."""
     if rows is None:
         return None
-    prepared, _ = prepare(rows.rows)
+    keep = rows.rows
+    if targets is not None:
+        tasks = {task(r) for r in targets}
+        keep = tuple(r for r in keep if task(r) in tasks)
+    prepared, _ = prepare(keep)
     return Anchors(prepared, coef)
 
 

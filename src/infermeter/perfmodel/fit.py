@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -246,14 +247,11 @@ def prepare(
     """Rows with their grids, and the rows the physics cannot place with the reason."""
     out, failed = [], []
     for row in rows:
-        try:
-            grid = physics_grid(row)
-        except ConfigError as exc:
-            failed.append((row, str(exc)))
+        log_grid = log_physics(row)
+        if isinstance(log_grid, str):
+            failed.append((row, log_grid))
             continue
         part = row.parts[0][0] if row.parts else row.accelerator
-        with np.errstate(divide="ignore"):
-            log_grid = np.log(np.maximum(grid, 1e-30))
         out.append(
             Prepared(
                 row,
@@ -274,6 +272,24 @@ def prepare(
             )
         )
     return out, failed
+
+
+# A row's physics is a pure function of the row and the model's constants: a refit,
+# its held-out folds, a prediction's anchors and a plan read the same rows of a
+# round, and placing each on the speed grid is most of their cost (<1 KB a row
+# kept). A script that changes the physics' constants between fits calls
+# ``log_physics.cache_clear()``.
+@lru_cache(maxsize=8192)
+def log_physics(row: PublishedRow) -> FloatArray | str:
+    """Log of ``physics_grid(row)`` (read-only), or why the physics cannot place it."""
+    try:
+        grid = physics_grid(row)
+    except ConfigError as exc:
+        return str(exc)
+    with np.errstate(divide="ignore"):
+        log_grid = np.log(np.maximum(grid, 1e-30))
+    log_grid.flags.writeable = False  # one array shared by every caller
+    return log_grid
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ alone (spec section 1.5, gotcha 1).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -336,14 +337,23 @@ def summary_records(data: object) -> list[dict[str, Any]] | None:
     return out
 
 
-def _records(path: Path) -> list[dict[str, Any]]:
+def _read(path: Path) -> bytes:
     try:
-        data = json.loads(Path(path).read_text())
+        return Path(path).read_bytes()
     except FileNotFoundError:
         raise ConfigError(
             f"Published results file {str(path)!r} not found; pass an existing file."
         ) from None
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise ConfigError(
+            f"Cannot read published results {str(path)!r}: {exc}."
+        ) from None
+
+
+def _records(path: Path, raw: bytes) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(raw.decode())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(
             f"Cannot read published results {str(path)!r}: {exc}."
         ) from None
@@ -368,14 +378,32 @@ class Rows:
 
 
 def read_rows(path: Path) -> Rows:
-    """LLM rows of one ``summary_results.json``; -99/-99.9 rows of one run merged."""
+    """LLM rows of one ``summary_results.json``; -99/-99.9 rows of one run merged.
+
+    A file whose bytes were parsed before is not parsed again: a plan, a prediction
+    and a refit each read the same rounds, and parsing is most of a file's cost
+    (hashing it is ~1 %)."""
+    raw = _read(path)
+    key = (str(path), hashlib.sha256(raw).hexdigest())
+    if key not in _PARSED:
+        if len(_PARSED) >= _PARSED_FILES:
+            del _PARSED[next(iter(_PARSED))]  # the oldest
+        _PARSED[key] = _parse_rows(Path(path), raw)
+    return _PARSED[key]
+
+
+_PARSED: dict[tuple[str, str], Rows] = {}  # (path as given, sha256) -> rows
+_PARSED_FILES = 8
+
+
+def _parse_rows(path: Path, raw: bytes) -> Rows:
     seen: dict[tuple[str, str, str], PublishedRow | Skipped] = {}
     records = sorted(
-        (r for r in _records(path) if is_llm_row(r)),
+        (r for r in _records(path, raw) if is_llm_row(r)),
         key=lambda r: str(r.get("Model", "")).endswith("-99.9"),
     )
-    for raw in records:
-        got = parse_row(raw)
+    for record in records:
+        got = parse_row(record)
         seen.setdefault((got.result_id, got.benchmark, got.scenario), got)
     placed = sorted(
         (g for g in seen.values() if isinstance(g, PublishedRow)),

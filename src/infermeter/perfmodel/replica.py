@@ -12,18 +12,17 @@ from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from infermeter.perfmodel.arrivals import IntArray
-from infermeter.perfmodel.roofline import (
-    Deployment,
-    Efficiency,
-    FloatArray,
-    step_time_s,
-)
+from infermeter.perfmodel.roofline import Deployment, Efficiency, step_time_one
 
 MODE_MIXED = "mixed"
 MODE_PREFILL = "prefill"
 MODE_DECODE = "decode"
+BoolArray = npt.NDArray[np.bool_]
+_NONE: IntArray = np.zeros(0, dtype=np.int64)  # a step that finished no such request
+_NONE.flags.writeable = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,10 +33,6 @@ class StepOutcome:
     first_token: IntArray
     completed: IntArray
     prefilled: IntArray  # prefill-only replicas: requests ready for a decode replica
-
-
-def _one(x: float) -> FloatArray:
-    return np.asarray([x], dtype=float)
 
 
 class Replica:
@@ -117,53 +112,72 @@ class Replica:
     def step(self, now_ns: int) -> StepOutcome:
         """Run one step starting at ``now_ns``; the batch must not be empty."""
         decoding = self.todo == 0
-        n_dec = int(decoding.sum())
-        pending = self.todo.copy()
-        before = np.cumsum(pending) - pending
+        n_dec = int(np.count_nonzero(decoding))
+        if n_dec == decoding.shape[0]:
+            return self._decode_step(now_ns)
+        before = np.cumsum(self.todo) - self.todo
         take = np.where(
-            decoding, 0, np.minimum(pending, np.maximum(0, self.chunk_tokens - before))
+            decoding,
+            0,
+            np.minimum(self.todo, np.maximum(0, self.chunk_tokens - before)),
         )
         n_pre = int(take.sum())
         ctx_dec = float(self.ctx[decoding].mean()) if n_dec else 0.0
         ctx_pre = (
             float(((self.ctx + take / 2.0) * take).sum() / n_pre) if n_pre else 0.0
         )
-        dt = step_time_s(
-            self.dep,
-            self.eff,
-            decode=_one(n_dec * (1 + self.mtp_draft)),
-            sequences=_one(n_dec),
-            context=_one(ctx_dec),
-            prefill=_one(n_pre),
-            prefill_context=_one(ctx_pre),
-        )
-        end = now_ns + max(1, int(dt[0] * 1e9))
+        end = self._end(now_ns, n_dec, ctx_dec, n_pre, ctx_pre)
         k = self._tokens_this_step() if n_dec else 0
         self.todo = self.todo - take
-        self.ctx = self.ctx + take + np.where(decoding, k, 0)
+        decoded = np.where(decoding, k, 0)
+        self.ctx = self.ctx + take + decoded
         finished_prefill = (~decoding) & (self.todo == 0) & (take > 0)
-        self.made = self.made + np.where(decoding, k, 0) + finished_prefill
+        self.made = self.made + decoded + finished_prefill
         done = (self.made >= self.osl) & (decoding | finished_prefill)
         handoff = finished_prefill if self.mode == MODE_PREFILL else np.zeros_like(done)
-        leave = done | handoff
         outcome = StepOutcome(
             end_ns=end,
             first_token=self.ids[finished_prefill],
             completed=self.ids[done & ~handoff],
             prefilled=self.ids[handoff],
         )
-        if leave.any():
-            self.kv_used -= int(self.reserve[leave].sum())
-            keep = ~leave
-            self.ids, self.ctx, self.todo, self.made, self.osl, self.reserve = (
-                a[keep]
-                for a in (
-                    self.ids,
-                    self.ctx,
-                    self.todo,
-                    self.made,
-                    self.osl,
-                    self.reserve,
-                )
-            )
+        self._drop(done | handoff)
         return outcome
+
+    def _decode_step(self, now_ns: int) -> StepOutcome:
+        """``step`` where every sequence is past its prefill (most steps of a
+        loaded replica): the same arithmetic with the prefill terms left out."""
+        n_dec = int(self.ids.shape[0])
+        end = self._end(now_ns, n_dec, float(self.ctx.mean()), 0, 0.0)
+        k = self._tokens_this_step()
+        self.ctx = self.ctx + k
+        self.made = self.made + k
+        done = self.made >= self.osl
+        outcome = StepOutcome(end, _NONE, self.ids[done], _NONE)
+        self._drop(done)
+        return outcome
+
+    def _end(
+        self, now_ns: int, n_dec: int, ctx_dec: float, n_pre: int, ctx_pre: float
+    ) -> int:
+        dt = step_time_one(
+            self.dep,
+            self.eff,
+            decode=float(n_dec * (1 + self.mtp_draft)),
+            sequences=float(n_dec),
+            context=ctx_dec,
+            prefill=float(n_pre),
+            prefill_context=ctx_pre,
+        )
+        return now_ns + max(1, int(dt * 1e9))
+
+    def _drop(self, leave: BoolArray) -> None:
+        """Free the KV reservations of the sequences that ``leave`` the batch."""
+        if not leave.any():
+            return
+        self.kv_used -= int(self.reserve[leave].sum())
+        keep = ~leave
+        self.ids, self.ctx, self.todo, self.made, self.osl, self.reserve = (
+            a[keep]
+            for a in (self.ids, self.ctx, self.todo, self.made, self.osl, self.reserve)
+        )

@@ -109,7 +109,7 @@ class Router:
         if self.policy == "round-robin":
             return next(self._rr) % len(self.replicas)
         loads = [r.load for r in self.replicas]
-        least = int(np.argmin(loads))
+        least = loads.index(min(loads))  # the first least loaded, as argmin picks
         if self.policy == "prefix" and prefix_id >= 0:
             home = self._home.get(prefix_id)
             if home is not None and loads[home] <= loads[least] + PREFIX_SLACK:

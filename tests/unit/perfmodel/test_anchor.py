@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from infermeter.perfmodel.anchor import NEARNESS, Anchors, nearness
-from infermeter.perfmodel.calibrate import predict_anchored
+from infermeter.perfmodel.calibrate import anchors_from, predict_anchored
 from infermeter.perfmodel.fit import (
     LOG_SPEED,
     Coefficients,
@@ -148,6 +148,25 @@ def test_predict_anchored_reports_kinds_and_the_baseline_beside_the_error() -> N
     bare = predict_anchored(Rows(rows, (), ("v5.1",), "test"), COEF, None)
     assert {p.kind for p in bare.predictions} == {"modelled"}
     assert any("no anchors" in n for n in bare.notes)
+
+
+def test_anchors_read_for_some_targets_estimate_them_as_all_anchors_do() -> None:
+    # model predict places only the rows of its targets' benchmarks and scenarios.
+    read = (
+        _row("v4.1-0001", "h200-sxm", 8, 20_000.0),
+        _row("v4.1-0002", "h100-sxm", 8, 12_000.0, scenario="Server"),
+        _row("v4.1-0003", "h100-sxm", 8, 9_000.0, benchmark="mixtral-8x7b"),
+    )
+    rows = Rows(read, (), ("v4.1",), "test")
+    targets, _ = prepare([_row("5.1-0001", "h200-sxm", 8, 24_000.0, round="v5.1")])
+    some = anchors_from(rows, COEF, [t.row for t in targets])
+    every = anchors_from(rows, COEF)
+    assert some is not None and every is not None
+    assert some.estimate(targets[0]) == every.estimate(targets[0])
+    # The other benchmark's row was left unplaced: no level to read from it.
+    assert some.level("mixtral-8x7b", "Offline", "h100-sxm", "trt-llm")[1] == ()
+    assert every.level("mixtral-8x7b", "Offline", "h100-sxm", "trt-llm")[1] != ()
+    assert anchors_from(rows, COEF, []) is not None  # no target: no anchor placed
 
 
 # A benchmark's first round ran below its later level, Server more than Offline

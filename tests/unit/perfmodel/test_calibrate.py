@@ -48,6 +48,21 @@ def _write(tmp_path: Path, rows: list[dict[str, object]]) -> Path:
     return path
 
 
+def test_a_file_is_parsed_once_until_its_bytes_change(tmp_path: Path) -> None:
+    path = _write(tmp_path, [published_row()])
+    first = read_rows(path)
+    assert read_rows(path) is first  # the same bytes: the parse is reused
+    # Rewritten in place at the same length (the same size, and perhaps the same
+    # modification time): the new value is read, not the cached one.
+    _write(tmp_path, [published_row(Performance_Result=50000.0)])
+    again = read_rows(path)
+    assert [r.tokens_per_s for r in first.rows] == [40000.0]
+    assert [r.tokens_per_s for r in again.rows] == [50000.0]
+    path.write_text("[")
+    with pytest.raises(ConfigError, match="Cannot read published results"):
+        read_rows(path)
+
+
 def test_reader_merges_duplicates_counts_nodes_and_keeps_every_llm_scenario(
     tmp_path: Path,
 ) -> None:
