@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.cli_main import run_main
 from typer.testing import CliRunner
 
 from infermeter.cli.main import app
@@ -167,28 +167,20 @@ DEAD_ENDPOINT = ("--sut", "openai", "--url", "http://127.0.0.1:9/v1", "--model",
     "sut", [("--sut", "null"), DEAD_ENDPOINT], ids=["null", "openai"]
 )
 def test_missing_wheel_is_one_line_naming_the_install_before_anything(
-    tmp_path: Path, sut: tuple[str, ...]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sut: tuple[str, ...]
 ) -> None:
-    # A None entry in sys.modules makes ``import mlperf_loadgen`` fail, as if absent.
-    code = (
-        "import sys; sys.modules['mlperf_loadgen'] = None; "
-        "from infermeter.cli.main import main; main()"
-    )
+    # A None entry in sys.modules makes ``import mlperf_loadgen`` fail, as if absent
+    # (the engine imports it when a run starts, also after another test imported it).
+    monkeypatch.setitem(sys.modules, "mlperf_loadgen", None)
     args = ["run", "--engine", "mlcommons", *sut, "--output-dir",
             str(tmp_path / "r"), "--store", str(tmp_path / "s.db")]  # fmt: skip
-    result = subprocess.run(
-        [sys.executable, "-c", code, *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 1, result.stderr
+    result = run_main(*args)
+    assert result.code == 1, result.output
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert "pip install mlcommons-loadgen" in lines[0]
     assert "infermeter[mlcommons]" in lines[0]
-    assert "cannot reach" not in result.stderr and "preflight" not in result.stderr
+    assert "cannot reach" not in result.output and "preflight" not in result.output
     assert not (tmp_path / "r").exists()
 
 
