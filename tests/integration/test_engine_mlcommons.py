@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.cli_main import run_main
 from typer.testing import CliRunner
 
 from infermeter.cli.main import app
@@ -67,8 +67,15 @@ def test_server_same_sample_order_and_headline_within_noise(tmp_path: Path) -> N
     m_native, m_official = native.document["metrics"], official.document["metrics"]
     assert set(m_native) >= set(m_official) - {"failure_reasons"}
     assert m_official["queries_issued"] == m_native["queries_issued"]
+    # Server's headline is the completed rate: it ends at each run's last
+    # completion, so a stall of a busy machine near one run's end lowers that
+    # one only (by 10 % for 0.1 s of a 1 s run). Neither can outrun the shared
+    # schedule: 600 Poisson arrivals at 600/s end near 1 s (at 0.83 s, 720/s,
+    # they would end 4 standard deviations early).
+    for m in (m_native, m_official):
+        assert 0 < m["samples_per_second"] <= 720
     assert m_official["samples_per_second"] == pytest.approx(
-        m_native["samples_per_second"], rel=0.1
+        m_native["samples_per_second"], rel=0.5
     )
     # The fake SUT answers in 1 ms: neither engine sees less (delays only add),
     # and both count from the scheduled time, not the run's start (seconds).
@@ -94,8 +101,9 @@ def test_token_run_same_tokens_and_metric_keys(
     if scenario is Scenario.SERVER:  # the wheel logs no TTFT/TPOT for Offline
         # Server tokens/s is the schedule's (the same arrivals) over the last
         # completion; Offline's divides by the slowest sample, pure machine speed.
+        # (Over the last completion: within 50 %, as for the headline above.)
         assert m_official["tokens_per_second"] == pytest.approx(
-            m_native["tokens_per_second"], rel=0.2
+            m_native["tokens_per_second"], rel=0.5
         )
         assert set(m_official["ttft_ns"]) == set(m_native["ttft_ns"])
         assert set(m_official["tpot_ns"]) == set(m_native["tpot_ns"])
@@ -167,28 +175,20 @@ DEAD_ENDPOINT = ("--sut", "openai", "--url", "http://127.0.0.1:9/v1", "--model",
     "sut", [("--sut", "null"), DEAD_ENDPOINT], ids=["null", "openai"]
 )
 def test_missing_wheel_is_one_line_naming_the_install_before_anything(
-    tmp_path: Path, sut: tuple[str, ...]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sut: tuple[str, ...]
 ) -> None:
-    # A None entry in sys.modules makes ``import mlperf_loadgen`` fail, as if absent.
-    code = (
-        "import sys; sys.modules['mlperf_loadgen'] = None; "
-        "from infermeter.cli.main import main; main()"
-    )
+    # A None entry in sys.modules makes ``import mlperf_loadgen`` fail, as if absent
+    # (the engine imports it when a run starts, also after another test imported it).
+    monkeypatch.setitem(sys.modules, "mlperf_loadgen", None)
     args = ["run", "--engine", "mlcommons", *sut, "--output-dir",
             str(tmp_path / "r"), "--store", str(tmp_path / "s.db")]  # fmt: skip
-    result = subprocess.run(
-        [sys.executable, "-c", code, *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 1, result.stderr
+    result = run_main(*args)
+    assert result.code == 1, result.output
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert "pip install mlcommons-loadgen" in lines[0]
     assert "infermeter[mlcommons]" in lines[0]
-    assert "cannot reach" not in result.stderr and "preflight" not in result.stderr
+    assert "cannot reach" not in result.output and "preflight" not in result.output
     assert not (tmp_path / "r").exists()
 
 

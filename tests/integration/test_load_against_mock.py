@@ -18,7 +18,7 @@ from infermeter.runs.endpoints import result_summary, write_json
 from infermeter.runs.load import LoadSpec, run_load
 from infermeter.runs.trace import Trace, TracePrompts
 from infermeter.servers.faults import FaultConfig
-from infermeter.servers.mock import MockConfig, MockProcess, MockServer
+from infermeter.servers.mock import MockConfig, MockServer
 from infermeter.suts.http_local import OpenAIHttpSUT
 from infermeter.suts.openai_request import OpenAIConfig, Timeouts
 from infermeter.suts.prompts import SyntheticPrompts
@@ -40,9 +40,10 @@ def _sut(url: str, **kw: object) -> OpenAIHttpSUT:
 def test_measured_ttft_tpot_tps_are_bounded_by_the_timed_mock() -> None:
     timed = MockConfig(mode="timed", ttft=f"const:{TTFT_S}", itl=f"const:{ITL_S}")
     spec = LoadSpec(mode="concurrency", concurrency=8, requests=32, warmup_requests=8)
-    # In its own process: a server thread here would share the GIL and add up to
-    # a switch interval (5 ms) to each first token.
-    with MockProcess(timed) as url, _sut(url) as sut:
+    # A server thread here shares the GIL and may add up to a switch interval
+    # (5 ms) to a first token: delays only, which none of the bounds below
+    # rests on (how close the figures come is the fidelity benchmark's).
+    with MockServer(timed) as url, _sut(url) as sut:
         result = run_load(sut, spec, sample_count=16)
     m = result.metrics
     assert (m.completed, m.failed, m.issued) == (32, 0, 32)
@@ -158,19 +159,20 @@ def test_server_restart_mid_run_the_run_completes_and_counts_add_up() -> None:
     srv = MockServer(MockConfig(mode="timed", ttft="const:0.01", itl="const:0.005"))
     url = srv.start()
     restart = threading.Timer(0.3, srv.restart)
-    spec = LoadSpec(mode="rate", rate=100.0, pattern="constant", requests=300)
+    # 1.5 s of arrivals, the restart at 0.3 s: requests before, during and after.
+    spec = LoadSpec(mode="rate", rate=100.0, pattern="constant", requests=150)
     with _sut(url, timeouts=Timeouts(connect_s=2, total_s=5)) as sut:
         restart.start()
         result = run_load(sut, spec, sample_count=16)
     restart.join()
     srv.stop()
     m = result.metrics
-    assert m.completed + m.failed == m.issued == 300
+    assert m.completed + m.failed == m.issued == 150
     # Requests sent while nothing listened fail; those before and after complete.
     assert m.failed > 0 and m.completed > 0
     rec = result.phase.records
-    ok = rec.status[:300] == 0
-    issued = rec.issued_ns[:300]
+    ok = rec.status[:150] == 0
+    issued = rec.issued_ns[:150]
     assert issued[ok].max() > issued[~ok].max()  # the server came back
     assert issued[ok].min() < issued[~ok].min()  # and had answered before
     assert sum(m.failure_reasons.values()) == m.failed
@@ -187,7 +189,7 @@ def test_random_distributions_measured_within_2_percent_of_the_draws() -> None:
     )
     prompts = SyntheticPrompts(16, input_tokens=8, output_tokens=out)
     with (
-        MockProcess(cfg) as url,
+        MockServer(cfg) as url,
         OpenAIHttpSUT(OpenAIConfig(url=url, model="m"), prompts) as sut,
     ):
         result = run_load(sut, spec, sample_count=16)

@@ -161,7 +161,7 @@ def test_a_server_run_through_the_openai_sut_measures_the_simulator(
             sut="openai",
             sut_options={"url": server.url, "model": "llama2-70b"},
             target_qps=30.0,
-            overrides={"min_duration_ms": 3000},
+            overrides={"min_duration_ms": 1000, "min_query_count": 40},
             dataset_options=lengths,
             total_sample_count=64,
             output_dir=tmp_path / "run",
