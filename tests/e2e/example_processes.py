@@ -34,14 +34,16 @@ from pathlib import Path
 from typing import Any
 
 # Imported before any fork: what most examples import (the CLI, the run
-# engine, the HTTP client, numpy). Nothing here starts a thread (checked): a
-# fork copies only the thread that forks.
+# engine, the HTTP client, numpy; pandas: the exports and dataset conversions).
+# Nothing here starts a thread (checked): a fork copies only the thread that forks.
 PRELOAD = (
     "infermeter.cli.main",
     "infermeter.runs.run",
     "infermeter.suts.registry",
     "infermeter.suts.openai_http",
     "infermeter.runs.endpoint_sweep",
+    "infermeter.results.export",
+    "pandas",
 )
 
 
