@@ -147,7 +147,8 @@ class Forks:
         self._reader.start()
 
     def start(self, argv: list[str], cwd: Path, env: dict[str, str]) -> int:
-        """Start ``infermeter ARGV`` in ``cwd``; its output goes to ``cwd/../out``."""
+        """Start ``infermeter ARGV`` in ``cwd``; its pid. Its stdout and stderr go
+        to ``stdout.txt`` and ``stderr.txt`` beside ``cwd`` (``output``)."""
         request = {"argv": argv, "cwd": str(cwd), "env": env,
                    "out": str(cwd.parent / "stdout.txt"),
                    "err": str(cwd.parent / "stderr.txt")}  # fmt: skip

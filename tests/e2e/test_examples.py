@@ -516,7 +516,7 @@ def test_example_runs_and_ends_as_its_text_says(
         pytest.skip(f"INVALID because this machine was the bottleneck ({BOTTLENECK})")
     assert result.code in example.expected_codes(), (
         f"{example.source}: {example.text!r} exited {result.code} after "
-        f"{result.seconds:.1f} s, its text says "
+        f"{result.seconds:.1f} s ({result.cpu_s:.1f} CPU-s), its text says "
         f"{sorted(example.expected_codes())}\n{_ends(result.output)}"
     )
 
