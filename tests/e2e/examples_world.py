@@ -229,12 +229,17 @@ def _confs(folder: Path) -> None:
 
 
 def _audits(folder: Path, store: Path) -> None:
-    """A TEST01 submission folder with its audit logs, and a TEST06 audit run's logs."""
+    """A TEST01 submission folder with its audit logs, and a TEST06 audit run's logs.
+
+    TEST01 passes when its run's samples/s is within 10 % of the reference run's:
+    1,000 a second over 2 s, not 20,000 over 1 s, where a busy machine's late
+    completions (the reference at 16,564, the audit run at 19,988) failed it.
+    """
     from tests.cli_main import run_main
 
     for test, benchmark, extra in (
-        ("TEST01", "resnet50", ["--target-qps", "20000", "--min-duration", "1s",
-                                "--min-query-count", "1000", "--sut-opt", "latency_ms=0.05"]),
+        ("TEST01", "resnet50", ["--target-qps", "1000", "--min-duration", "2s",
+                                "--min-query-count", "1000", "--sut-opt", "latency_ms=1"]),
         ("TEST06", "llama2-70b", []),
     ):  # fmt: skip
         out = folder / ".audits" / test

@@ -14,9 +14,10 @@ command's help text. An example says more in its trailing ``# comment``:
 * a ``serve-mock`` / ``serve-sim`` example is a server: the test starts it
   (on a free port), waits until ``/v1/models`` answers, and stops it.
 
-Each example runs in a fresh copy of a world (``examples_world.py``) that
-holds the files examples name, and two mock endpoints (a pair no other example
-uses while it runs) stand in for
+Each example runs as its own process (``python -m infermeter``, forked from
+one that has imported it: ``example_processes.py``) in a fresh copy of a world
+(``examples_world.py``) that holds the files examples name, and two mock
+endpoints (a pair no other example uses while it runs) stand in for
 ``http://127.0.0.1:80xx/v1``, ``URL``, ``URL1`` and ``URL2``. Placeholders
 ``RUN``, ``RUN_A``, ``RUN_B`` and ``RUN_DIR`` are run folders. An example that
 reads a published round from ../shared (``--results v5.1``, ``model calibrate``)
@@ -38,10 +39,7 @@ import random
 import re
 import shlex
 import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -50,10 +48,10 @@ from pathlib import Path
 import pytest
 
 from infermeter.cli.main import build_command
-from infermeter.servers.mock import MockConfig, MockProcess
 from infermeter.testing.verdicts import only_latency_reasons
 from tests.cli_main import flat
 from tests.e2e import examples_budget
+from tests.e2e.example_processes import Forks
 from tests.e2e.examples_world import ROOT, SHARED, World, build_world
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -174,24 +172,36 @@ def test_examples_are_found() -> None:
 
 
 @pytest.fixture(scope="module")
-def endpoints() -> Iterator[queue.SimpleQueue[list[str]]]:
+def endpoints(
+    forks: Forks, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[queue.SimpleQueue[list[str]]]:
     """A pair of mock endpoints for each example running at a time.
 
     An example's load never queues behind another's on a shared server: on a
-    busy machine one shared server starved the others' connections.
+    busy machine one shared server starved the others' connections. Each is
+    ``infermeter serve-mock``, forked as the examples are (no import of its own).
     """
-    timed = MockConfig(mode="timed", ttft="const:0.02", itl="const:0.002")
-    servers = [MockProcess(timed) for _ in range(2 * PARALLEL)]
-    pairs: queue.SimpleQueue[list[str]] = queue.SimpleQueue()
-    with contextlib.ExitStack() as stack:
-        for server in servers:
-            stack.callback(server.stop)  # a no-op for one that never started
-        # Started side by side: each start is mostly a new process importing.
-        with ThreadPoolExecutor(len(servers)) as pool:
-            urls = list(pool.map(MockProcess.start, servers))
+    folder = tmp_path_factory.mktemp("mocks")
+    argv = ["serve-mock", "--mode", "timed", "--ttft", "const:0.02",
+            "--itl", "const:0.002", "--port"]  # fmt: skip
+    started: list[tuple[int, int]] = []
+    try:
+        for i in range(2 * PARALLEL):
+            (folder / str(i) / "cwd").mkdir(parents=True)
+            port = _free_port()
+            pid = forks.start([*argv, str(port)], folder / str(i) / "cwd", forks.env)
+            started.append((pid, port))
+        for i, (pid, port) in enumerate(started):
+            ended = forks.await_answer(pid, port, HARNESS_S)
+            assert ended is None, forks.output(folder / str(i) / "cwd")
+        pairs: queue.SimpleQueue[list[str]] = queue.SimpleQueue()
+        urls = [f"http://127.0.0.1:{port}/v1" for _, port in started]
         for i in range(PARALLEL):
             pairs.put(urls[2 * i : 2 * i + 2])
         yield pairs
+    finally:
+        for pid, _ in started:
+            forks.stop(pid)
 
 
 @pytest.fixture(scope="module")
@@ -271,7 +281,9 @@ def _resolve(example: Example, world: World, cwd: Path, urls: list[str]) -> list
 # -- running ----------------------------------------------------------------------
 # Most examples wait on real time (a 20 s run, a 10 s sweep point): PARALLEL of
 # them run side by side, each in its own process and folder, started ahead of
-# the tests that read them. Each has a budget of its own, from its own start,
+# the tests that read them. Each process is ``python -m infermeter ARGS`` forked
+# from one that imported infermeter once (``example_processes.py``): the import
+# was most of a short example's CPU. Each has a budget of its own, from its own start,
 # scaled to the wall time its flags ask for: a slow example fails alone.
 
 PARALLEL = 6
@@ -297,34 +309,21 @@ class Outcome:
     skip: str | None = None
     cwd: Path | None = None  # where the example ran (what it wrote is there)
     seconds: float = 0.0  # from its start to its end
+    cpu_s: float = 0.0  # its process's and its children's
 
 
-def _serve(argv: list[str], cwd: Path, env: dict[str, str], budget: float) -> Outcome:
+def _serve(argv: list[str], cwd: Path, env: dict[str, str], forks: Forks,
+           budget: float) -> Outcome:  # fmt: skip
     """Start a server example, wait for its /v1/models, stop it."""
-    port = argv[argv.index("--port") + 1]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "infermeter", *argv],
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    port = int(argv[argv.index("--port") + 1])
+    pid = forks.start(argv, cwd, env)
     try:
-        deadline = time.monotonic() + budget
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                return Outcome(proc.returncode or 1, proc.communicate()[0])
-            try:
-                url = f"http://127.0.0.1:{port}/v1/models"
-                with urllib.request.urlopen(url, timeout=5):
-                    return Outcome(0)
-            except OSError:
-                time.sleep(0.2)
-        return Outcome(1, f"{argv} did not answer on port {port} in {budget:.0f} s")
+        code = forks.await_answer(pid, port, budget)
     finally:
-        proc.terminate()
-        proc.wait(30)
+        forks.stop(pid)
+    if code == 124:
+        return Outcome(1, f"{argv} did not answer on port {port} in {budget:.0f} s")
+    return Outcome(0) if code is None else Outcome(code, forks.output(cwd))
 
 
 def shared_needed(example: Example) -> str | None:
@@ -359,7 +358,9 @@ def shared_needed(example: Example) -> str | None:
     return None
 
 
-def _run_one(example: Example, world: World, folder: Path, urls: list[str]) -> Outcome:
+def _run_one(
+    example: Example, world: World, folder: Path, urls: list[str], forks: Forks
+) -> Outcome:
     if example.needs() is not None:
         return Outcome(skip=f"needs {example.needs()}")
     absent = shared_needed(example)
@@ -369,28 +370,19 @@ def _run_one(example: Example, world: World, folder: Path, urls: list[str]) -> O
     world.copy_to(cwd)
     if "../shared/" in example.text:  # a path from a checkout beside ../shared
         (folder / "shared").symlink_to(SHARED.parents[1])
-    # One torch thread: examples run side by side on few cores (spin-waits).
-    env = {**os.environ, "INFERMETER_HOME": str(cwd), "OPENAI_API_KEY": "sk-example",
-           "OMP_NUM_THREADS": "1",
-           "COLUMNS": "200"}  # fmt: skip
+    env = {**forks.env, "INFERMETER_HOME": str(cwd)}
     argv = _resolve(example, world, cwd, urls)
     budget = budget_s(example)
     if example.command in SERVERS:
-        return _serve(argv, cwd, env, budget)
+        return _serve(argv, cwd, env, forks, budget)
+    pid = forks.start(argv, cwd, env)
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "infermeter", *argv],
-            cwd=cwd,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=budget,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
+        code, cpu = forks.wait(pid, budget)
+    except TimeoutError:
+        forks.kill(pid)
         note = f"did not end in its budget of {budget:.0f} s ({work_s(example):.1f} s of work)"
         return Outcome(124, note, cwd=cwd)
-    return Outcome(done.returncode, done.stdout + done.stderr, cwd=cwd)
+    return Outcome(code, forks.output(cwd), cwd=cwd, cpu_s=cpu)
 
 
 class Runner:
@@ -403,9 +395,14 @@ class Runner:
     """
 
     def __init__(
-        self, world: World, endpoints: queue.SimpleQueue[list[str]], root: Path
+        self,
+        world: World,
+        endpoints: queue.SimpleQueue[list[str]],
+        forks: Forks,
+        root: Path,
     ) -> None:
         self._world, self._endpoints, self._root = world, endpoints, root
+        self._forks = forks
         self._pool = ThreadPoolExecutor(PARALLEL)
         self._futures: dict[str, Future[Outcome]] = {}
 
@@ -429,7 +426,7 @@ class Runner:
         urls = self._endpoints.get()  # one of PARALLEL pairs: never waits
         start = time.monotonic()
         try:
-            outcome = _run_one(example, self._world, folder, urls)
+            outcome = _run_one(example, self._world, folder, urls, self._forks)
         finally:
             self._endpoints.put(urls)
         outcome.seconds = time.monotonic() - start
@@ -451,13 +448,25 @@ def _planned(session: pytest.Session) -> list[Example]:
 
 
 @pytest.fixture(scope="module")
+def forks() -> Iterator[Forks]:
+    """The process each example is forked from (``example_processes.py``)."""
+    # One torch thread: examples run side by side on few cores (spin-waits).
+    env = {**os.environ, "OPENAI_API_KEY": "sk-example", "OMP_NUM_THREADS": "1",
+           "COLUMNS": "200"}  # fmt: skip
+    server = Forks(env)
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="module")
 def runner(
     world: World,
     endpoints: queue.SimpleQueue[list[str]],
+    forks: Forks,
     tmp_path_factory: pytest.TempPathFactory,
     request: pytest.FixtureRequest,
 ) -> Iterator[Runner]:
-    running = Runner(world, endpoints, tmp_path_factory.mktemp("examples"))
+    running = Runner(world, endpoints, forks, tmp_path_factory.mktemp("examples"))
     try:
         running.plan(_planned(request.session))
         yield running
@@ -507,7 +516,7 @@ def test_example_runs_and_ends_as_its_text_says(
         pytest.skip(f"INVALID because this machine was the bottleneck ({BOTTLENECK})")
     assert result.code in example.expected_codes(), (
         f"{example.source}: {example.text!r} exited {result.code} after "
-        f"{result.seconds:.1f} s, its text says "
+        f"{result.seconds:.1f} s ({result.cpu_s:.1f} CPU-s), its text says "
         f"{sorted(example.expected_codes())}\n{_ends(result.output)}"
     )
 

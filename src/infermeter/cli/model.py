@@ -202,6 +202,7 @@ def calibrate_command(
     'model predict --fit FILE' uses it. Examples:
 
       infermeter model calibrate --results v4.1 --results v5.1
+                      # (tests: --holdout none)
 
       infermeter model calibrate --holdout benchmark
 

@@ -100,6 +100,7 @@ def plan_command(
       infermeter plan --model deepseek-r1 --users 60 --accelerator b200 --disaggregated
 
       infermeter plan --isl 4000 --ttft-ms 1000 --accelerator h200-sxm --simulate 2000
+                      # (tests: --simulate 200)
 
       infermeter plan --model deepseek-r1 --users 2000 --tokens-per-user 12.5 --round v5.1
 

@@ -40,13 +40,17 @@ Examples:
   Endpoint runs last MLPerf's 10 minutes unless --min-duration says otherwise:
 
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --target-qps 4
-                 # (tests: --target-qps 50 --min-duration 2s --performance-sample-count 512)
+                 # (tests: --target-qps 50 --min-duration 2s --performance-sample-count 512
+                 #  --output-len 16)
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --workers 2
-                 # (tests: --target-qps 50 --min-duration 2s --performance-sample-count 512)
+                 # (tests: --target-qps 50 --min-duration 2s --performance-sample-count 512
+                 #  --output-len 16)
   infermeter run --sut openai --url http://127.0.0.1:8000/v1 --model m --ray --ray-actors 2
-                 # (tests: --target-qps 25 --min-duration 2s --performance-sample-count 512)
+                 # (tests: --target-qps 25 --min-duration 2s --performance-sample-count 512
+                 #  --output-len 16)
   infermeter run --sut openai --model m --url http://h1/v1 --url http://h2/v1 --routing prefix
-                 # (tests: --target-qps 50 --min-duration 2s --performance-sample-count 512)
+                 # (tests: --target-qps 50 --min-duration 2s --performance-sample-count 512
+                 #  --output-len 16)
 
   infermeter run --user-conf user.conf --output-dir runs/my-run --json
                  # as long as user.conf says (MLPerf: 10 minutes)
@@ -55,6 +59,8 @@ Examples:
   infermeter run --audit TEST04 --sut audit-fake --benchmark resnet50 --scenario Offline \
                  --target-qps 20000 --min-duration 1s --min-query-count 1000 \
                  --sut-opt latency_ms=0.05 --output-dir runs/resnet50-Offline   # MLPerf audit
+                 # (tests: --target-qps 1000 --min-duration 2s
+                 #  --sut-opt latency_ms=1)
   infermeter run --metrics-url off                 # do not scrape the server's /metrics
                  # (tests: --min-duration 5s)
 """

@@ -31,7 +31,7 @@ Examples (each point runs --duration, 10 s by default):
                    # 30 s (tests: --duration 1)
 
   infermeter sweep --url URL --model m --rates 2000,4000 --workers 2
-                   # 20 s (tests: --duration 0.25)
+                   # 20 s (tests: --duration 0.25 --output-tokens 16)
 
   infermeter sweep --url URL --model m --rates 2000,4000 --ray auto --ray-actors 8
                    # (needs: a Ray cluster started with ray start --head)
