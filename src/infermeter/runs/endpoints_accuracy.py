@@ -86,13 +86,18 @@ def read_accuracy_set(
     return AccuracySet(name or path.stem, texts, refs, max_tokens)
 
 
-def check_metric(metric: str) -> None:
-    """Refuse an unknown metric, or ROUGE without its library, before any load."""
+def check_metric(metric: str, *, library: bool = True) -> None:
+    """Refuse an unknown metric, or (``library``: scored in this process) ROUGE
+    without its library, before any load."""
     if metric not in METRICS:
         raise ConfigError(
             f"--accuracy-metric {metric!r}: use one of {', '.join(METRICS)}."
         )
-    if metric == "rouge" and importlib.util.find_spec("rouge_score") is None:
+    if (
+        library
+        and metric == "rouge"
+        and importlib.util.find_spec("rouge_score") is None
+    ):
         raise MissingDependencyError("rouge-score", "accuracy")
 
 

@@ -127,7 +127,7 @@ def run_reference_points(
     """Run every level with the reference client; returns the point folders. With
     ``request.accuracy_file`` §5.3's N levels also run the client's accuracy phase
     (runs/endpoints_reference_accuracy.py)."""
-    request.validate()
+    request.validate(scored_here=False)  # the client's venv scores (probed below)
     command = client_command(client_python)
     accuracy = _accuracy_set(request, client_python)  # refused before any load
     writable_folder(request.out_dir, "--out")

@@ -78,7 +78,9 @@ class EndpointsRunRequest:
     accuracy_name: str | None = None  # the accuracy dataset's name (else the stem)
     accuracy_at: list[int] | None = None  # default: §5.3's N points of the curve
 
-    def validate(self) -> None:
+    def validate(self, *, scored_here: bool = True) -> None:
+        """Refuse bad input before any load. ``scored_here``: False when the
+        reference client scores the accuracy passes in its own venv."""
         if self.seed_set is not None and self.seed_set not in SEED_SETS:
             raise ConfigError(
                 f"--seed-set {self.seed_set!r} is not a published set "
@@ -97,7 +99,7 @@ class EndpointsRunRequest:
         if not self.partial:
             check_points(self.concurrency, self.c_max or max(self.concurrency))
         if self.accuracy_file is not None:
-            check_metric(self.accuracy_metric)
+            check_metric(self.accuracy_metric, library=scored_here)
             self._check_accuracy_at()
 
     def _check_accuracy_at(self) -> None:

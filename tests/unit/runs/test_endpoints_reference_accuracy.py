@@ -92,3 +92,37 @@ def test_the_point_yaml_is_the_command_lines_run_with_an_accuracy_dataset(
         "eval_method": "rouge",
         "ground_truth": "ground_truth",
     }
+
+
+def test_the_reference_engine_needs_no_rouge_library_in_infermeters_venv(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The client scores ROUGE in its own venv: infermeter's lacking rouge-score
+    refuses its own engine's run, and lets the reference run reach the probe."""
+    import importlib.util
+
+    from infermeter.errors import MissingDependencyError
+
+    find = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "rouge_score" else find(name, *a),
+    )
+    python = _fake_client(tmp_path / "venv")
+    acc = tmp_path / "acc.jsonl"
+    acc.write_text(json.dumps({"prompt": "p", "reference": "r"}) + "\n")
+    request = EndpointsRunRequest(
+        sut_options={"url": "http://127.0.0.1:9/v1", "model": "m"},
+        concurrency=[4],
+        out_dir=tmp_path / "out",
+        partial=True,
+        accuracy_file=acc,
+        accuracy_at=[4],
+    )
+    with pytest.raises(MissingDependencyError):
+        request.validate()
+    with pytest.raises(ConfigError) as refused:
+        run_reference_points(request, python)
+    assert "No module named 'evaluate'" in str(refused.value)  # the client's probe
+    assert (tmp_path / "venv" / "calls").read_text().strip()  # it ran
