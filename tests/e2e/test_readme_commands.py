@@ -53,6 +53,6 @@ def test_documented_command_and_options_exist(line: str) -> None:
         assert command.invoke_without_command, f"{line!r} names no subcommand"
     known = {
         opt for param in command.params for opt in [*param.opts, *param.secondary_opts]
-    }
+    } | {"--help"}  # click's own, on every command (not among its params)
     used = {w.split("=")[0] for w in words if w.startswith("--")}
     assert used <= known, f"{line!r}: unknown options {sorted(used - known)}"
