@@ -250,6 +250,11 @@ class _PhaseRunner:
             feed = self.feed()
             if self.sut.drive_closed_loop(feed):
                 self.watch(feed)
+                # The feed ends (and wakes this thread) inside the pump that
+                # issues its last batch, before ``sink.issued`` counts it: wait
+                # for that pump, or the final wait misses those samples.
+                with feed.lock:
+                    pass
                 if feed.error is not None:
                     raise feed.error
                 return
