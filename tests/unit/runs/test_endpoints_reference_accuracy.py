@@ -36,13 +36,11 @@ def _fake_client(folder: Path) -> Path:
     return python
 
 
-def test_rouge_is_refused_with_the_clients_reason_before_any_load(
-    tmp_path: Path,
-) -> None:
-    python = _fake_client(tmp_path / "venv")
+def _one_level_with_accuracy(tmp_path: Path) -> EndpointsRunRequest:
+    """One level (4) with an accuracy pass there, on a one-row accuracy set."""
     acc = tmp_path / "acc.jsonl"
     acc.write_text(json.dumps({"prompt": "p", "reference": "r"}) + "\n")
-    request = EndpointsRunRequest(
+    return EndpointsRunRequest(
         sut_options={"url": "http://127.0.0.1:9/v1", "model": "m"},
         concurrency=[4],
         out_dir=tmp_path / "out",
@@ -50,6 +48,13 @@ def test_rouge_is_refused_with_the_clients_reason_before_any_load(
         accuracy_file=acc,
         accuracy_at=[4],
     )
+
+
+def test_rouge_is_refused_with_the_clients_reason_before_any_load(
+    tmp_path: Path,
+) -> None:
+    python = _fake_client(tmp_path / "venv")
+    request = _one_level_with_accuracy(tmp_path)
     with pytest.raises(ConfigError) as refused:
         run_reference_points(request, python)
     message = str(refused.value)
@@ -110,16 +115,7 @@ def test_the_reference_engine_needs_no_rouge_library_in_infermeters_venv(
         lambda name, *a: None if name == "rouge_score" else find(name, *a),
     )
     python = _fake_client(tmp_path / "venv")
-    acc = tmp_path / "acc.jsonl"
-    acc.write_text(json.dumps({"prompt": "p", "reference": "r"}) + "\n")
-    request = EndpointsRunRequest(
-        sut_options={"url": "http://127.0.0.1:9/v1", "model": "m"},
-        concurrency=[4],
-        out_dir=tmp_path / "out",
-        partial=True,
-        accuracy_file=acc,
-        accuracy_at=[4],
-    )
+    request = _one_level_with_accuracy(tmp_path)
     with pytest.raises(MissingDependencyError):
         request.validate()
     with pytest.raises(ConfigError) as refused:
