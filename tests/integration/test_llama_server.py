@@ -29,6 +29,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from tests.cli_main import run_main
 
 from infermeter.errors import SUTConnectionError
 from infermeter.runs.endpoint_sweep import SweepRequest, execute_sweep
@@ -69,14 +70,33 @@ class LlamaServerLike:
     """A loopback server that streams each answer as llama-server does, and
     drops unread a request that comes on a connection that carried a stream
     (the close the client did not see in time), for a ``with`` block.
-    ``drop_all``: every request is dropped unread, a new connection's too."""
+    ``drop_all``: every request is dropped unread, a new connection's too.
+    ``hold``: the requests of these numbers (from 1) are read, never answered."""
 
-    def __init__(self, drop_all: bool = False) -> None:
-        self.answered = self.dropped = 0
+    def __init__(self, drop_all: bool = False, hold: tuple[int, ...] = ()) -> None:
+        self.answered = self.dropped = self.requests = 0
         self.drop_all = drop_all
+        self.hold = hold
+        self._writers: set[asyncio.StreamWriter] = set()
         self._loop = asyncio.new_event_loop()
 
     async def _connection(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        self._writers.add(writer)
+        try:
+            await self._serve(reader, writer)
+        finally:
+            # Closed here, on this loop's thread. A writer left to the garbage
+            # collector closes its transport from whichever thread collects it,
+            # after the socket's own finalizer may have freed the descriptor:
+            # the stale close then unregisters a newer connection that took the
+            # same descriptor number, and that request is never read (seen as a
+            # request stuck for the whole completion timeout, 1 run in ~60).
+            self._writers.discard(writer)
+            writer.close()
+
+    async def _serve(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
         streamed = False
@@ -91,6 +111,10 @@ class LlamaServerLike:
                 return
             length = re.search(rb"(?i)\r\ncontent-length:\s*(\d+)", head)
             await reader.readexactly(int(length.group(1)) if length else 0)
+            self.requests += 1
+            if self.requests in self.hold:
+                await reader.read()  # until the client gives up on it
+                return
             self.answered += 1
             writer.write(_STREAM)
             await writer.drain()
@@ -104,9 +128,21 @@ class LlamaServerLike:
         return f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}/v1"
 
     def __exit__(self, *exc: object) -> None:
-        self._loop.call_soon_threadsafe(self._server.close)
+        stop = asyncio.run_coroutine_threadsafe(self._stop(), self._loop)
+        stop.result(5)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
+        self._loop.close()
+
+    async def _stop(self) -> None:
+        """Close the listener and every connection left, on the loop's thread."""
+        self._server.close()
+        for writer in list(self._writers):
+            writer.transport.abort()
+        handlers = asyncio.all_tasks() - {asyncio.current_task()}
+        if handlers:  # each ends as its connection's loss reaches it
+            await asyncio.wait(handlers, timeout=5)
+        await self._server.wait_closed()
 
 
 @pytest.mark.parametrize("wire", ["lean", "aiohttp"])
@@ -154,6 +190,34 @@ def test_a_request_dropped_unread_is_not_called_reset_mid_response(
     assert row["failed"] == 2 and server.dropped == 2  # nothing answered, none resent
     assert not any("mid-response" in r for r in row["failure_reasons"]), row
     assert any("before any answer" in r for r in row["failure_reasons"]), row
+
+
+def test_a_point_left_waiting_is_reported_unanswered_not_complete(
+    tmp_path: Path,
+) -> None:
+    # A request the server never answers: the point's completion timeout runs
+    # out. Before, the point read "0 failed", within the limits and Pareto,
+    # its figures over a window that ended at the last completion.
+    server = LlamaServerLike(hold=(3, 9))  # the third request of each sweep
+    with server as url:
+        args = ["sweep", "--url", url, "--model", "m", "--concurrency", "2",
+                "--requests", "6", "--input-tokens", "4", "--output-tokens", "2",
+                "--completion-timeout", "0.5s", "--no-preflight",
+                "--metrics-url", "off", "--out", str(tmp_path / "s")]  # fmt: skip
+        result = run_main(*args, "--json")
+        table = run_main(*args, "--force")
+    assert result.code == 3, result.output
+    (row,) = json.loads(result.stdout)["points"]
+    assert (row["completed"], row["failed"], row["unanswered"]) == (5, 0, 1), row
+    assert not row["pareto"] and not row["meets_limits"], row
+    assert row["misses"] == ["1 of 6 requests unanswered"]
+    assert "5 completed, 0 failed, 1 unanswered" in result.stderr
+    summary = json.loads(
+        (tmp_path / "s" / "00_c2" / "performance" / "result_summary.json").read_text()
+    )
+    assert summary["complete"] is False and summary["n_samples_completed"] == 5
+    assert table.code == 3, table.output
+    assert "point 00_c2: 1 of 6 requests unanswered within" in table.stdout
 
 
 def _binary() -> str:

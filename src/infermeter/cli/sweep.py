@@ -16,7 +16,7 @@ from rich.table import Table
 
 from infermeter.cli.live_view import LiveBar, LiveView
 from infermeter.cli.main import EXIT_ERROR, EXIT_INVALID, app, err_console
-from infermeter.cli.options import RayActors, RayAddress
+from infermeter.cli.options import RayActors, RayAddress, parse_duration_ns
 from infermeter.cli.tables import print_table
 from infermeter.errors import ConfigError
 from infermeter.throughput import SWEEP
@@ -138,6 +138,13 @@ def sweep_command(
     metrics_interval: Annotated[
         str, typer.Option(help="How often to scrape server metrics.")
     ] = "1s",
+    completion_timeout: Annotated[
+        str,
+        typer.Option(
+            help="Stop waiting for a point's requests when none has ended this "
+            "long; those left are counted unanswered."
+        ),
+    ] = "120s",
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     preflight: Annotated[
         bool,
@@ -149,7 +156,8 @@ def sweep_command(
     Each point reports system tokens/s, tokens/s per user (1000 / TPOT p90 ms),
     TTFT p90 and concurrency, and writes result_summary.json (MLPerf Endpoints
     layout) under --out. infermeter results (unverified). Exit code 1 when no
-    request of any point completed, 3 when some point completed none, else 0.
+    request of any point completed, 3 when some point completed none or left
+    requests unanswered, else 0.
     """
     from infermeter.cli.options import (
         client_scale,
@@ -179,6 +187,7 @@ def sweep_command(
         duration_s=0.0 if requests else duration,
         warmup_requests=warmup,
         seed=seed,
+        completion_timeout_s=_timeout_s(completion_timeout),
     )
     request = SweepRequest(
         sut_options=options,
@@ -221,6 +230,14 @@ def sweep_command(
         raise typer.Exit(code)
 
 
+def _timeout_s(text: str) -> float:
+    """``--completion-timeout`` in seconds; 0 would count every request unanswered."""
+    ns = parse_duration_ns(text, flag="--completion-timeout")
+    if ns <= 0:
+        raise ConfigError(f"--completion-timeout must be > 0 (got {text!r}); e.g. 30s")
+    return ns / 1e9
+
+
 def _live_line(view: LiveView) -> Any:
     """On a terminal, a line that shows the running point and its time, and
     under it the point's figures so far (``view``: rate, p99 TTFT and TPOT,
@@ -257,13 +274,16 @@ def _note(line: str) -> None:
 
 
 def _exit_code(rows: list[dict[str, Any]]) -> int:
-    """1: nothing completed anywhere; 3: some point completed nothing."""
+    """1: nothing completed anywhere; 3: some point completed nothing, or
+    left requests unanswered (its window was cut short)."""
     empty = [row for row in rows if not row.get("completed")]
-    if not empty:
-        return 0
     for row in empty:
         _note(f"point {row['point']}: no request completed; see the reasons above")
-    return EXIT_ERROR if len(empty) == len(rows) else EXIT_INVALID
+    if empty and len(empty) == len(rows):
+        return EXIT_ERROR
+    if empty or any(row.get("unanswered") for row in rows):
+        return EXIT_INVALID
+    return 0
 
 
 def _render(
@@ -289,16 +309,28 @@ def _render(
     print_table(console, table)
     console.print(f"tokens/s: {SWEEP}", markup=False, highlight=False)
     for row in rows:
-        reasons = row.get("failure_reasons") or {}
-        if reasons:
-            console.print(
-                f"point {row['point']}: {row['failed']} of {row['issued']} requests "
-                "failed: " + "; ".join(f"{n} x {r}" for r, n in reasons.items()),
-                markup=False,
-                highlight=False,
-            )
+        for line in _point_notes(row):
+            console.print(line, markup=False, highlight=False)
     if peak is not None:
         console.print(f"peak rate meeting the limits: {peak:.3g} requests/s")
+
+
+def _point_notes(row: dict[str, Any]) -> list[str]:
+    """What went wrong at a point: its failures by reason, requests unanswered."""
+    notes = []
+    reasons = row.get("failure_reasons") or {}
+    if reasons:
+        notes.append(
+            f"point {row['point']}: {row['failed']} of {row['issued']} requests "
+            "failed: " + "; ".join(f"{n} x {r}" for r, n in reasons.items())
+        )
+    if row.get("unanswered"):
+        notes.append(
+            f"point {row['point']}: {row['unanswered']} of {row['issued']} requests "
+            "unanswered within the completion timeout: its figures cover a window "
+            "cut short (not marked Pareto, never within the limits)"
+        )
+    return notes
 
 
 NOT_MEASURED = ("tps_per_user", "ttft_p90_ms", "tpot_p90_ms")

@@ -237,9 +237,11 @@ def _telling(
                 result = run(spec)
         m = result.metrics
         ttft = f", TTFT p90 {m.ttft_p90_ms:.0f} ms" if m.ttft_p90_ms else ""
+        lost = f", {m.unanswered} unanswered" if m.unanswered else ""
         note(
-            f"point {count}{of}: {what}: {m.completed} completed, {m.failed} failed, "
-            f"{m.system_tps:,.1f} tokens/s{ttft} ({time.monotonic() - start:.1f} s)"
+            f"point {count}{of}: {what}: {m.completed} completed, {m.failed} failed"
+            f"{lost}, {m.system_tps:,.1f} tokens/s{ttft} "
+            f"({time.monotonic() - start:.1f} s)"
         )
         return result
 

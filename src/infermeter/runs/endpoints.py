@@ -47,6 +47,12 @@ class PointMetrics:
     n_tokens: I64 = field(repr=False)
     failure_reasons: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def unanswered(self) -> int:
+        """Requests issued that neither completed nor failed: the point's wait
+        for them ran out (its completion timeout), so its window is cut short."""
+        return self.issued - self.completed - self.failed
+
     def curve_row(self) -> dict[str, Any]:
         """One row of the Pareto table."""
         return {
@@ -59,6 +65,7 @@ class PointMetrics:
             "qps": round(self.qps, 3),
             "completed": self.completed,
             "failed": self.failed,
+            "unanswered": self.unanswered,
         }
 
 
@@ -157,7 +164,7 @@ def result_summary(
         "n_samples_failed": point.failed,
         "duration_ns": point.duration_ns,
         "state": "complete",
-        "complete": point.completed + point.failed == point.issued,
+        "complete": point.unanswered == 0,
         "ttft": rollup(point.ttft_ns),
         "tpot": rollup(point.tpot_ns),
         "latency": rollup(point.latency_ns),

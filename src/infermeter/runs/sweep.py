@@ -53,6 +53,8 @@ class Limits:
                 )
         if point.issued and point.failed / point.issued > self.max_failed_fraction:
             misses.append(f"{point.failed} of {point.issued} requests failed")
+        if point.unanswered:  # never within any limit: the point did not finish
+            misses.append(f"{point.unanswered} of {point.issued} requests unanswered")
         return misses
 
 
@@ -88,18 +90,21 @@ class SweepResult:
 def pareto_flags(points: list[PointMetrics]) -> list[bool]:
     """True for points no other point beats on both system and per-user tokens/s.
 
-    A point where no request completed measured nothing: it is never marked.
+    A point where no request completed measured nothing, and one with requests
+    left unanswered measured a window cut short: neither is marked, nor beats
+    another point.
     """
+    whole = [q for q in points if q.completed and not q.unanswered]
+    counted = {id(q) for q in whole}
 
     def dominated(p: PointMetrics) -> bool:
-        if not p.completed:
+        if id(p) not in counted:
             return True
         pu = p.tps_per_user or 0.0
-        for q in points:
+        for q in whole:
             qu = q.tps_per_user or 0.0
             if (
                 q is not p
-                and q.completed
                 and q.system_tps >= p.system_tps
                 and qu >= pu
                 and (q.system_tps > p.system_tps or qu > pu)

@@ -16,7 +16,11 @@ from infermeter.runs.sweep import Limits, find_peak, pareto_flags, sweep
 
 
 def _point(
-    system_tps: float, per_user: float | None, ttft_ms: float = 10.0, failed: int = 0
+    system_tps: float,
+    per_user: float | None,
+    ttft_ms: float = 10.0,
+    failed: int = 0,
+    unanswered: int = 0,
 ) -> PointMetrics:
     ttft = np.full(100, int(ttft_ms * 1e6), dtype=np.int64)
     tpot = np.full(100, int(1e9 / per_user), dtype=np.int64) if per_user else ttft[:0]
@@ -24,7 +28,7 @@ def _point(
         concurrency=1.0,
         target_rate=None,
         issued=100,
-        completed=100 - failed,
+        completed=100 - failed - unanswered,
         failed=failed,
         duration_ns=10**9,
         output_tokens=1000,
@@ -53,6 +57,16 @@ def test_pareto_flags() -> None:
     points = [_point(100, 50), _point(200, 40), _point(150, 30), _point(300, None)]
     # (150, 30) is beaten by (200, 40) on both axes; None per-user counts as 0.
     assert pareto_flags(points) == [True, True, False, True]
+
+
+def test_a_point_with_requests_unanswered_is_never_pareto_nor_within_limits() -> None:
+    # Its completion timeout ran out: its figures cover a window cut short.
+    cut = _point(500, 100, unanswered=1)
+    assert cut.unanswered == 1 and cut.curve_row()["unanswered"] == 1
+    # (100, 50) is not beaten: the cut point's better figures do not count.
+    assert pareto_flags([_point(100, 50), cut]) == [True, False]
+    assert Limits().check(cut) == ["1 of 100 requests unanswered"]
+    assert Limits().check(_point(500, 100)) == []
 
 
 def test_limits_report_each_miss() -> None:
