@@ -13,7 +13,9 @@ from infermeter.runs.load import LoadSpec
 
 
 def _run(spec: LoadSpec) -> Any:
-    metrics = SimpleNamespace(completed=8, failed=0, system_tps=120.0, ttft_p90_ms=55.0)
+    metrics = SimpleNamespace(
+        completed=8, failed=0, unanswered=0, system_tps=120.0, ttft_p90_ms=55.0
+    )
     return SimpleNamespace(metrics=metrics)
 
 
