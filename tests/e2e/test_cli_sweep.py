@@ -74,7 +74,7 @@ def test_concurrency_sweep_writes_endpoints_files(url: str, tmp_path: Path) -> N
     assert sweep["points"][1]["pareto"] is True
 
 
-def test_rate_sweep_table_and_limits(url: str) -> None:
+def test_rate_sweep_table_and_limits(url: str, tmp_path: Path) -> None:
     args = [
         "sweep",
         "--url",
@@ -91,11 +91,21 @@ def test_rate_sweep_table_and_limits(url: str) -> None:
         "constant",
         "--ttft-ms",
         "1",
+        "--out",
+        str(tmp_path / "rates"),
     ]
     result = run_main(*args)
     assert result.code == 0, result.output
     assert "Endpoint curve" in result.output and "meets" in result.output
     assert " no " in result.output  # a 1 ms TTFT limit: no point meets it
+    # Its report: a rate sweep is not an Endpoints curve, so its own section
+    # has the Pareto chart too, the limit drawn, the load as a rate.
+    report = run_main("report", str(tmp_path / "rates"), "-o", str(tmp_path / "r.html"))
+    assert report.code == 0, report.output
+    page = (tmp_path / "r.html").read_text()
+    for text in ("Pareto front: rates", "TTFT limit 1 ms", "requests/s (target rate)",
+                 "<th>meets limits</th>", "<td>00_r20</td>"):  # fmt: skip
+        assert text in page, text
 
 
 def test_sweep_needs_exactly_one_mode(url: str) -> None:

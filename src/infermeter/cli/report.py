@@ -73,7 +73,9 @@ def report_command(
 
     # Fixed-concurrency sweeps are curves: one chart overlays them all as MLPerf
     # Endpoints publishes a curve; the other sweeps keep their Pareto chart each.
-    curves, sweeps = curve_folders([p for p in paths if is_sweep(p)])
+    # Every sweep has its own section (its points by load, its table).
+    sweeps = [p for p in paths if is_sweep(p)]
+    curves, not_curves = curve_folders(sweeps)
     runs = [load_run(p) for p in paths if not is_sweep(p)]
     options = {"gpu": gpu, "gpus": gpus, "prices": prices, "store": store}
     extras = {
@@ -84,14 +86,18 @@ def report_command(
     }
     target = output or (runs[0].path if runs else paths[0]) / "report.html"
     view = report_view(curves) if curves else None
-    write_report(build_report(runs, sweeps=sweeps, extras=extras, curves=view), target)
+    in_curves = [p for p in sweeps if p not in not_curves]
+    page = build_report(
+        runs, sweeps=sweeps, extras=extras, curves=view, in_curves=in_curves
+    )
+    write_report(page, target)
     if as_json:
         typer.echo(
             json.dumps(
                 {
                     "report": str(target),
                     "runs": [r.run_id for r in runs],
-                    "sweeps": [str(s) for s in sweeps],
+                    "sweeps": [str(s) for s in not_curves],
                     "curves": [c.label for c in curves],
                 }
             )

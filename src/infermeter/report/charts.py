@@ -158,7 +158,8 @@ def with_bound(figure: Figure, bound_ms: float | None) -> Figure:
     return figure
 
 
-def _dominated(p: dict[str, float], points: list[dict[str, float]]) -> bool:
+def dominated(p: dict[str, Any], points: list[dict[str, Any]]) -> bool:
+    """Whether another point is at least as fast per user and in total, and faster in one."""
     return any(
         q["tps_per_user"] >= p["tps_per_user"]
         and q["system_tps"] >= p["system_tps"]
@@ -167,7 +168,7 @@ def _dominated(p: dict[str, float], points: list[dict[str, float]]) -> bool:
     )
 
 
-def _load_label(point: dict[str, float]) -> str:
+def _load_label(point: dict[str, Any]) -> str:
     if point.get("concurrency"):
         return f"concurrency {point['concurrency']:.0f}"
     if point.get("rate"):
@@ -175,11 +176,12 @@ def _load_label(point: dict[str, float]) -> str:
     return "load ?"
 
 
-def pareto(points: list[dict[str, float]], title: str) -> Figure:
+def pareto(points: list[dict[str, Any]], title: str) -> Figure:
     """Throughput vs per-user speed: every point, labelled with its load, and
-    the Pareto front (no other point is faster for each user and in total)."""
+    the Pareto front (no other point is faster for each user and in total;
+    a point's own ``pareto`` flag, where it has one, says instead)."""
     ordered = sorted(points, key=lambda p: p["tps_per_user"])
-    front = [p for p in ordered if not _dominated(p, ordered)]
+    front = [p for p in ordered if p.get("pareto", not dominated(p, ordered))]
     data = [
         {
             "type": "scatter",

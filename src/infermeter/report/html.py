@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from infermeter.errors import MissingDependencyError
+from infermeter.errors import MissingDependencyError, StoreError
 from infermeter.formatting import format_figure, format_number
 from infermeter.outfile import replacing
 from infermeter.report import charts, endpoints_chart, server_charts
 from infermeter.report.headline import headline, latency_bounds_ms, sut_name
 from infermeter.report.model import RunLike
-from infermeter.report.sweep import sweep_points
+from infermeter.report.sweep_charts import sweep_section
 from infermeter.throughput import definition, format_rate
 
 if TYPE_CHECKING:
@@ -248,6 +248,21 @@ def _run_context(run: RunLike, index: int, extras: Mapping[str, Any]) -> dict[st
     }
 
 
+def _sweep_sections(
+    sweeps: Sequence[Path], in_curves: Collection[Path]
+) -> list[dict[str, Any]]:
+    """A section per sweep; a curve's folder without the figures a section
+    needs is left to its curve chart (which reads the Endpoints fields alone)."""
+    sections = []
+    for i, path in enumerate(sweeps):
+        try:
+            sections.append(sweep_section(path, i, pareto=path not in in_curves))
+        except StoreError:
+            if path not in in_curves:
+                raise
+    return sections
+
+
 def build_report(
     runs: Sequence[RunLike],
     *,
@@ -255,6 +270,7 @@ def build_report(
     extras: Mapping[str, Mapping[str, Any]] | None = None,
     generated_at: str | None = None,
     curves: Mapping[str, Any] | None = None,
+    in_curves: Collection[Path] = (),
 ) -> str:
     """Render the report of ``runs`` (and Pareto curves of ``sweeps``) as HTML.
 
@@ -263,21 +279,16 @@ def build_report(
     the performance model's figure, its kind and anchors); they are shown as
     given, escaped.
     ``curves``: MLPerf Endpoints curves as plain data (``curves``, ``bands``,
-    ``table``: runs/endpoints_curve.py's ``report_view``), drawn as one chart.
+    ``table``: runs/endpoints_curve.py's ``report_view``), drawn as one chart;
+    the ``sweeps`` drawn there (``in_curves``) have no Pareto chart of their own.
     """
     extras = extras or {}
     contexts = [
         _run_context(r, i, extras.get(r.run_id, {})) for i, r in enumerate(runs)
     ]
-    paretos = [
-        {
-            "id": f"pareto-{i}",
-            "name": str(path),
-            "figure": charts.pareto(sweep_points(path), f"Pareto: {path.name}"),
-        }
-        for i, path in enumerate(sweeps)
-    ]
-    all_charts = [c for ctx in contexts for c in ctx["charts"]] + paretos
+    sections = _sweep_sections(sweeps, in_curves)
+    all_charts = [c for ctx in contexts for c in ctx["charts"]]
+    all_charts += [c for section in sections for c in section["charts"]]
     if curves:
         figure = endpoints_chart.curve_figure(curves["curves"], curves["bands"])
         all_charts.append({"id": "endpoints-curve", "figure": figure})
@@ -292,7 +303,7 @@ def build_report(
     template = _environment().get_template("report.html.j2")
     return template.render(
         runs=contexts,
-        paretos=paretos,
+        sweeps=sections,
         curves=curves,
         overlay=len(runs) > 1,
         charts_json=script_json(all_charts),
