@@ -56,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
             if row["failed"] or row.get("unanswered") or row["completed"] != 24:
                 bad += 1
                 counts = {
-                    k: row.get(k) for k in ("issued", "completed", "failed", "unanswered")
+                    k: row.get(k)
+                    for k in ("issued", "completed", "failed", "unanswered")
                 }
                 print(f"run {i}: {counts}, server answered {server.answered}: {folder}")
             else:
