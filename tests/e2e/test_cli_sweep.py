@@ -189,6 +189,8 @@ def test_a_negative_seed_or_a_zero_metrics_interval_is_refused(url: str) -> None
     assert seed.code == 2 and "Invalid value for '--seed'" in seed.output
     scrape = run_main(*base, "--metrics-interval", "0s")
     assert "--metrics-interval must be > 0" in scrape.stderr
+    wait = run_main(*base, "--completion-timeout", "0s")
+    assert wait.code == 2 and "--completion-timeout must be > 0" in wait.stderr
 
 
 @pytest.mark.parametrize(

@@ -53,12 +53,17 @@ def parse_duration_ns(text: str, *, flag: str) -> int:
     return int(float(match.group(1)) * _UNITS_NS[match.group(2)])
 
 
+def positive_seconds(text: str, *, flag: str, example: str) -> float:
+    """A duration flag in seconds that must be above 0."""
+    ns = parse_duration_ns(text, flag=flag)
+    if ns <= 0:
+        raise ConfigError(f"{flag} must be > 0 (got {text!r}); e.g. {example}")
+    return ns / 1e9
+
+
 def metrics_interval_s(text: str) -> float:
     """``--metrics-interval`` in seconds; 0 would scrape the servers in a busy loop."""
-    ns = parse_duration_ns(text, flag="--metrics-interval")
-    if ns <= 0:
-        raise ConfigError(f"--metrics-interval must be > 0 (got {text!r}); e.g. 1s")
-    return ns / 1e9
+    return positive_seconds(text, flag="--metrics-interval", example="1s")
 
 
 def parse_duration_ms(text: str, *, flag: str) -> int:

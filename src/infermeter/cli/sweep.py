@@ -16,7 +16,7 @@ from rich.table import Table
 
 from infermeter.cli.live_view import LiveBar, LiveView
 from infermeter.cli.main import EXIT_ERROR, EXIT_INVALID, app, err_console
-from infermeter.cli.options import RayActors, RayAddress, parse_duration_ns
+from infermeter.cli.options import RayActors, RayAddress, positive_seconds
 from infermeter.cli.tables import print_table
 from infermeter.errors import ConfigError
 from infermeter.throughput import SWEEP
@@ -187,7 +187,10 @@ def sweep_command(
         duration_s=0.0 if requests else duration,
         warmup_requests=warmup,
         seed=seed,
-        completion_timeout_s=_timeout_s(completion_timeout),
+        # 0 would count every request unanswered.
+        completion_timeout_s=positive_seconds(
+            completion_timeout, flag="--completion-timeout", example="30s"
+        ),
     )
     request = SweepRequest(
         sut_options=options,
@@ -228,14 +231,6 @@ def sweep_command(
     code = _exit_code(rows)
     if code:
         raise typer.Exit(code)
-
-
-def _timeout_s(text: str) -> float:
-    """``--completion-timeout`` in seconds; 0 would count every request unanswered."""
-    ns = parse_duration_ns(text, flag="--completion-timeout")
-    if ns <= 0:
-        raise ConfigError(f"--completion-timeout must be > 0 (got {text!r}); e.g. 30s")
-    return ns / 1e9
 
 
 def _live_line(view: LiveView) -> Any:

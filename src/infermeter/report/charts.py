@@ -178,10 +178,10 @@ def _load_label(point: dict[str, Any]) -> str:
 
 def pareto(points: list[dict[str, Any]], title: str) -> Figure:
     """Throughput vs per-user speed: every point, labelled with its load, and
-    the Pareto front (no other point is faster for each user and in total;
-    a point's own ``pareto`` flag, where it has one, says instead)."""
+    the Pareto front: the points flagged ``pareto`` (the sweep's own flags, or
+    ``dominated`` where it has none: ``sweep_charts``)."""
     ordered = sorted(points, key=lambda p: p["tps_per_user"])
-    front = [p for p in ordered if p.get("pareto", not dominated(p, ordered))]
+    front = [p for p in ordered if p["pareto"]]
     data = [
         {
             "type": "scatter",
